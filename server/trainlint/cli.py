@@ -1,0 +1,204 @@
+"""``trainlint``: check, series, events, compare, serve.
+
+Exit codes: 0 judged with no FAIL; 1 a FAIL verdict about the run; 2 could not judge
+(nothing readable, NOT-CHECKED, bad arguments, internal error). Never a traceback to the user.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Sequence
+
+from . import __version__
+
+EXIT_OK, EXIT_FAIL, EXIT_CANNOT_JUDGE = 0, 1, 2
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # argparse exits 2 already; keep its one-line message
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_CANNOT_JUDGE, f"trainlint: error: {message}\n")
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="trainlint", description="A deterministic linter for ML training runs.")
+    p.add_argument("--version", action="version", version=f"trainlint {__version__}")
+    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    from .readers import FORMATS
+
+    def common(sp: argparse.ArgumentParser) -> None:
+        sp.add_argument("--log-format", choices=FORMATS, help="read every path as this format (skip detection)")
+        sp.add_argument("--config", help="a .trainlint.yaml to use instead of the nearest one")
+
+    c = sub.add_parser("check", help="judge logs and run directories")
+    c.add_argument("paths", nargs="+", metavar="PATH")
+    c.add_argument("--format", choices=("text", "json", "sarif"), default="text", help="output format")
+    c.add_argument("--quiet", "-q", action="store_true", help="only FAIL and WARN findings, no verdict lines")
+    c.add_argument("--verbose", "-v", action="store_true", help="also print what each check measured per series")
+    c.add_argument("--select", help="comma-separated rule IDs or prefixes to run")
+    c.add_argument("--ignore", help="comma-separated rule IDs or prefixes to skip")
+    common(c)
+
+    s = sub.add_parser("series", help="list every series read from a file, with the lines of its points")
+    s.add_argument("paths", nargs="+", metavar="PATH")
+    s.add_argument("--format", choices=("text", "json"), default="text")
+    common(s)
+
+    e = sub.add_parser("events", help="print a TensorBoard event file as text, one scalar per line")
+    e.add_argument("path", metavar="FILE")
+    common(e)
+
+    sv = sub.add_parser("serve", help="run the language server over stdio")
+    sv.add_argument("--log-level", default="WARNING")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        if args.command == "check":
+            return _check(args)
+        if args.command == "series":
+            return _series(args)
+        if args.command == "events":
+            return _events(args)
+        if args.command == "serve":
+            from .lsp.server import main as serve
+
+            return serve(args.log_level)
+    except KeyboardInterrupt:
+        return EXIT_CANNOT_JUDGE
+    except BrokenPipeError:
+        return EXIT_OK
+    except Exception as e:  # noqa: BLE001 - the one place that turns a bug into exit 2 with a message
+        print(f"trainlint: internal error: {type(e).__name__}: {e}", file=sys.stderr)
+        return EXIT_CANNOT_JUDGE
+    return EXIT_CANNOT_JUDGE
+
+
+def _config(args: argparse.Namespace, start: str):  # type: ignore[no-untyped-def]
+    from . import config
+
+    cfg = config.load(args.config) if args.config else config.for_path(start)
+    for err in cfg.errors:
+        print(f"trainlint: config: {err}", file=sys.stderr)
+    return cfg
+
+
+def _check(args: argparse.Namespace) -> int:
+    from .judge import Report, judge_path, not_checked
+    from .output import check_json, check_text, sarif
+    from .rules.base import Level
+    from .runs import plan
+
+    cfg = _config(args, args.paths[0])
+    if args.select:
+        cfg.select = [x.strip() for x in args.select.split(",") if x.strip()]
+    if args.ignore:
+        cfg.ignore = [x.strip() for x in args.ignore.split(",") if x.strip()]
+    reports: list[Report] = []
+    skipped_files: list[tuple[str, str]] = []
+    unreadable: list[tuple[str, str]] = []
+    for path in args.paths:
+        if not os.path.exists(path) and not os.path.islink(path):
+            reports.append(not_checked(path, None, "it does not exist"))
+            continue
+        if args.log_format and not os.path.isdir(path):
+            reports.append(judge_path(path, cfg, args.log_format))
+            continue
+        p = plan(path)
+        skipped_files.extend(p.skipped)
+        unreadable.extend(p.unreadable)
+        if os.path.isfile(path) and not p.items:
+            why = p.skipped[0][1] if p.skipped else (p.unreadable[0][1] if p.unreadable else "not a training log")
+            reports.append(not_checked(path, None, why))
+            continue
+        for item in p.items:
+            reports.append(judge_path(item.path, cfg, item.format, item.facts))
+        if os.path.isdir(path) and not p.items:
+            print(f"trainlint: no training logs found under {path} ({p.considered} files considered)",
+                  file=sys.stderr)
+    for path, why in unreadable:
+        print(f"trainlint: {path}: cannot be read: {why}", file=sys.stderr)
+    discovery = {"read": len(reports), "skipped": [{"path": p, "reason": r} for p, r in skipped_files],
+                 "unreadable": [{"path": p, "reason": r} for p, r in unreadable]}
+    if args.format == "json":
+        print(json.dumps(check_json.document(reports, discovery=discovery), indent=2, allow_nan=False))
+    elif args.format == "sarif":
+        print(json.dumps(sarif.document(reports), indent=2, allow_nan=False))
+    else:
+        for line in check_text.render(reports, quiet=args.quiet, verbose=args.verbose):
+            print(line)
+        if not args.quiet:
+            print(check_text.summary(reports, len(skipped_files), len(unreadable)))
+    verdicts = [r.verdict for r in reports]
+    if Level.FAIL in verdicts:
+        return EXIT_FAIL
+    if not reports or Level.NOT_CHECKED in verdicts:
+        return EXIT_CANNOT_JUDGE
+    return EXIT_OK
+
+
+def _series(args: argparse.Namespace) -> int:
+    from .discovery import discover
+    from .output import series as series_out
+    from .output.check_text import rel
+    from .readers import NotALog, open_source
+
+    cfg = _config(args, args.paths[0])
+    files = []
+    status = EXIT_OK
+    for path in args.paths:
+        targets = [(path, args.log_format)]
+        if os.path.isdir(path) and not args.log_format:
+            d = discover(path)
+            targets = [(f.path, f.format) for f in d.found]
+            if not targets:
+                print(f"trainlint: {path}: no training logs found", file=sys.stderr)
+                status = EXIT_CANNOT_JUDGE
+        for target, fmt in targets:
+            try:
+                src = open_source(target, fmt, cfg.roles)
+                src.update()
+            except NotALog as e:
+                print(f"trainlint: {target}: not a training log ({e})", file=sys.stderr)
+                status = EXIT_CANNOT_JUDGE
+                continue
+            except OSError as e:
+                print(f"trainlint: {target}: cannot be read ({e.strerror or e})", file=sys.stderr)
+                status = EXIT_CANNOT_JUDGE
+                continue
+            if args.format == "json":
+                files.append(series_out.file_dict(src.log))
+            else:
+                for line in series_out.render_text(src.log, rel(target)):
+                    print(line)
+    if args.format == "json":
+        print(json.dumps({"schema_version": 1, "files": files}, indent=2, allow_nan=False))
+    return status
+
+
+def _events(args: argparse.Namespace) -> int:
+    from .events_view import render
+    from .readers import open_source
+
+    try:
+        src = open_source(args.path, "tfevents")
+        src.update()
+    except OSError as e:
+        print(f"trainlint: {args.path}: cannot be read ({e.strerror or e})", file=sys.stderr)
+        return EXIT_CANNOT_JUDGE
+    view = render(src.log)
+    if not view.lines:
+        print(f"trainlint: {args.path}: no scalars in this event file", file=sys.stderr)
+    for line in view.lines:
+        print(line)
+    return EXIT_OK
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,141 @@
+"""Project configuration: ``.trainlint.yaml`` (``yaml.safe_load`` only) or ``[tool.trainlint]``.
+
+```yaml
+roles:                 # series name (or glob) -> role; replaces the default for that role
+  my_loss: train-loss
+thresholds:
+  max_loss_divergence_ratio: 2.0
+select: [TP, TL]       # rule IDs or prefixes
+ignore: [TP-THROUGHPUT]
+baseline:              # run glob -> baseline log (compare rules)
+  "runs/*": runs/baseline/trainer_state.json
+```
+An invalid entry is reported and skipped; the rest of the file still applies.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+from .model import Role
+from .roles import ROLE_NAMES, RoleMap
+from .rules.thresholds import Thresholds
+
+CONFIG_NAMES = (".trainlint.yaml", ".trainlint.yml")
+
+
+@dataclass
+class Config:
+    roles: RoleMap = field(default_factory=RoleMap)
+    thresholds: Thresholds = field(default_factory=Thresholds)
+    select: list[str] = field(default_factory=list)
+    ignore: list[str] = field(default_factory=list)
+    baseline: dict[str, str] = field(default_factory=dict)
+    source: str | None = None
+    errors: list[str] = field(default_factory=list)
+
+    def enabled(self, rule_id: str) -> bool:
+        if self.select and not any(rule_id == s or rule_id.startswith(s) for s in self.select):
+            return False
+        return not any(rule_id == s or rule_id.startswith(s) for s in self.ignore)
+
+
+def from_mapping(data: Any, source: str | None = None) -> Config:
+    cfg = Config(source=source)
+    if data is None:
+        return cfg
+    if not isinstance(data, dict):
+        cfg.errors.append(f"{source or 'configuration'}: expected a mapping at the top level")
+        return cfg
+    known = {"roles", "thresholds", "select", "ignore", "baseline"}
+    for key in data:
+        if key not in known:
+            cfg.errors.append(f"unknown setting {key!r} (known: {', '.join(sorted(known))})")
+    roles = data.get("roles") or {}
+    if isinstance(roles, dict):
+        overrides: dict[str, Role] = {}
+        for name, role in roles.items():
+            r = ROLE_NAMES.get(str(role).lower())
+            if r is None:
+                cfg.errors.append(f"roles: {name!r} has unknown role {role!r} (known: "
+                                  f"{', '.join(x.value for x in Role)})")
+            else:
+                overrides[str(name)] = r
+        cfg.roles = RoleMap(overrides)
+    else:
+        cfg.errors.append("roles: expected a mapping of series name to role")
+    th = data.get("thresholds") or {}
+    if isinstance(th, dict):
+        cfg.thresholds, errs = Thresholds.with_overrides(th)
+        cfg.errors.extend(f"thresholds: {e}" for e in errs)
+    else:
+        cfg.errors.append("thresholds: expected a mapping of name to number")
+    for key in ("select", "ignore"):
+        v = data.get(key) or []
+        if isinstance(v, str):
+            v = [v]
+        if isinstance(v, list) and all(isinstance(x, str) for x in v):
+            setattr(cfg, key, [x.strip() for x in v])
+        else:
+            cfg.errors.append(f"{key}: expected a list of rule IDs or prefixes")
+    bl = data.get("baseline") or {}
+    if isinstance(bl, dict) and all(isinstance(k, str) and isinstance(x, str) for k, x in bl.items()):
+        cfg.baseline = dict(bl)
+    elif isinstance(bl, str):
+        cfg.baseline = {"*": bl}
+    else:
+        cfg.errors.append("baseline: expected a mapping of run glob to baseline path")
+    return cfg
+
+
+def find_config(start: str) -> str | None:
+    """The nearest .trainlint.yaml (or pyproject.toml with [tool.trainlint]) at or above ``start``."""
+    d = os.path.abspath(start if os.path.isdir(start) else os.path.dirname(start) or ".")
+    while True:
+        for name in CONFIG_NAMES:
+            p = os.path.join(d, name)
+            if os.path.isfile(p):
+                return p
+        pp = os.path.join(d, "pyproject.toml")
+        if os.path.isfile(pp) and _pyproject_section(pp) is not None:
+            return pp
+        parent = os.path.dirname(d)
+        if parent == d:
+            return None
+        d = parent
+
+
+def _pyproject_section(path: str) -> dict[str, Any] | None:
+    import tomllib
+
+    try:
+        with open(path, "rb") as f:
+            data = tomllib.load(f)
+    except (OSError, tomllib.TOMLDecodeError):
+        return None
+    section = data.get("tool", {}).get("trainlint")
+    return section if isinstance(section, dict) else None
+
+
+def load(path: str | None) -> Config:
+    """Read a config file; problems become ``Config.errors``, never an exception."""
+    if path is None:
+        return Config()
+    if path.endswith(".toml"):
+        return from_mapping(_pyproject_section(path), path)
+    try:
+        import yaml
+
+        with open(path, encoding="utf-8") as f:
+            data = yaml.safe_load(f)
+    except OSError as e:
+        return Config(source=path, errors=[f"{path}: cannot read ({e.strerror or e})"])
+    except Exception as e:  # noqa: BLE001 - yaml raises YAMLError subclasses with positions
+        return Config(source=path, errors=[f"{path}: not valid YAML ({e})"])
+    return from_mapping(data, path)
+
+
+def for_path(path: str) -> Config:
+    return load(find_config(path))

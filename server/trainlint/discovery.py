@@ -1,0 +1,94 @@
+"""Find the logs under a path: what was found, what will be read, what was skipped and why.
+
+The CLI and the language server use this one walk, so ``trainlint check DIR`` and the editor
+see the same files. Symlinks to directories are not followed (no loops); hidden directories,
+virtual environments and caches are not entered.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+from .readers import Detection, detect
+from .readers.tfevents import is_event_file
+
+SKIP_DIRS = {"node_modules", "__pycache__", "site-packages", ".venv", "venv", ".git", ".hg", ".svn",
+             ".mypy_cache", ".ruff_cache", ".pytest_cache", "media", "artifacts"}
+CANDIDATE_SUFFIXES = {".txt", ".log", ".json", ".jsonl", ".csv", ".out"}
+# Files that share a log's suffix but never hold a training curve.
+NOT_LOGS = {"config.json", "run_meta.json", "wandb-summary.json", "wandb-metadata.json", "wandb-events.jsonl",
+            "requirements.txt", "package.json", "package-lock.json", "tsconfig.json", "tokenizer.json",
+            "tokenizer_config.json", "special_tokens_map.json", "vocab.json", "adapter_config.json",
+            "generation_config.json", "preprocessor_config.json", "all_results.json", "train_results.json",
+            "eval_results.json", "hparams.yaml", "README.txt", "LICENSE.txt", "NOTICE.txt"}
+
+
+@dataclass
+class Found:
+    path: str
+    format: str
+    reason: str
+
+
+@dataclass
+class Discovery:
+    found: list[Found] = field(default_factory=list)
+    skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, why)
+    unreadable: list[tuple[str, str]] = field(default_factory=list)
+
+    @property
+    def considered(self) -> int:
+        return len(self.found) + len(self.skipped) + len(self.unreadable)
+
+
+def discover(root: str, max_files: int = 100_000) -> Discovery:
+    """Walk ``root`` (a file or a directory) for training logs."""
+    out = Discovery()
+    if not os.path.isdir(root):
+        _consider(root, out, explicit=True)
+        return out
+    seen = 0
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False, onerror=lambda e: out.unreadable.append(
+            (getattr(e, "filename", root) or root, _os_reason(e)))):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d not in SKIP_DIRS)
+        events = sorted(f for f in filenames if is_event_file(f))
+        if events:
+            out.found.append(Found(dirpath, "tfevents", f"{len(events)} TensorBoard event file(s)"))
+        for name in sorted(filenames):
+            if is_event_file(name):
+                continue
+            seen += 1
+            if seen > max_files:
+                out.skipped.append((os.path.join(dirpath, name), f"over the limit of {max_files} files"))
+                continue
+            path = os.path.join(dirpath, name)
+            if name in NOT_LOGS or os.path.splitext(name)[1].lower() not in CANDIDATE_SUFFIXES:
+                continue
+            _consider(path, out, explicit=False)
+    return out
+
+
+def _consider(path: str, out: Discovery, explicit: bool) -> None:
+    try:
+        if os.path.islink(path) and not os.path.exists(path):
+            out.unreadable.append((path, "a broken symbolic link"))
+            return
+        d: Detection = detect(path)
+    except OSError as e:
+        out.unreadable.append((path, _os_reason(e)))
+        return
+    if d.format is None:
+        out.skipped.append((path, d.reason))
+    else:
+        out.found.append(Found(path, d.format, d.reason))
+
+
+def _os_reason(e: OSError) -> str:
+    if isinstance(e, FileNotFoundError):
+        return "it does not exist (or vanished while being read)"
+    if isinstance(e, PermissionError):
+        return "permission denied"
+    if isinstance(e, IsADirectoryError):
+        return "it is a directory"
+    return e.strerror or str(e)

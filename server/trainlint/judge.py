@@ -1,0 +1,155 @@
+"""Reads a log, runs every check, and returns one report: the single door for CLI and server.
+
+Verdict: FAIL if any FAIL finding; else WARN if any WARN; else NOT-CHECKED when there was no
+loss series or no check could run; else PASS. INFO findings never change the verdict, and a file
+that could not be read is NOT-CHECKED with the reason, never FAIL.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .config import Config
+from .model import Location, LogFile, Role
+from .readers import NotALog, Source, open_source
+from .rules import CHECKS, TP_NO_LOSS, TP_NOT_CHECKED, TP_PASS
+from .rules.base import Context, Evidence, Finding, Level, Measurement, Ratio, Rule, Skip, SkipReason
+
+ORDER = {Level.FAIL: 0, Level.WARN: 1, Level.NOT_CHECKED: 2, Level.PASS: 3, Level.INFO: 4}
+
+
+@dataclass
+class Report:
+    path: str
+    format: str | None
+    verdict: Level
+    findings: list[Finding] = field(default_factory=list)
+    ran: list[str] = field(default_factory=list)
+    skipped: dict[str, SkipReason] = field(default_factory=dict)
+    coverage: dict[str, dict[str, SkipReason | None]] = field(default_factory=dict)
+    measurements: list[Measurement] = field(default_factory=list)
+    log: LogFile | None = None
+    error: str | None = None
+
+    @property
+    def worst(self) -> Level:
+        return self.verdict
+
+
+def worst(levels: list[Level]) -> Level | None:
+    return min(levels, key=lambda lv: ORDER[lv]) if levels else None
+
+
+def judge_log(log: LogFile, cfg: Config | None = None, facts: dict[str, Any] | None = None) -> Report:
+    cfg = cfg or Config()
+    ctx = Context(log, cfg.thresholds, dict(facts or {}))
+    rep = Report(log.path, log.format, Level.PASS, log=log)
+    for check in CHECKS:
+        enabled = [r for r in check.rules if cfg.enabled(r.id)]
+        if not enabled:
+            rep.skipped[check.name] = SkipReason(Skip.DISABLED, "its rules are not selected by the configuration")
+            continue
+        result = check.run(ctx)
+        rep.coverage[check.name] = result.coverage
+        rep.measurements.extend(result.measurements)
+        if result.skipped is not None:
+            rep.skipped[check.name] = result.skipped
+        else:
+            rep.ran.append(check.name)
+        ids = {r.id for r in enabled}
+        rep.findings.extend(f for f in result.findings if f.id in ids)
+    _conclude(rep, cfg)
+    return rep
+
+
+def _file_start(log: LogFile) -> Location:
+    if log.format == "tfevents":
+        member = log.members[0] if log.members else log.path
+        return Location(member, None, record=0, offset=0)
+    return Location(log.path, 1, 1, 1, 1)
+
+
+def _conclude(rep: Report, cfg: Config) -> None:
+    log = rep.log
+    assert log is not None
+    levels = [f.level for f in rep.findings]
+    has_loss = bool(log.by_role(Role.TRAIN_LOSS) or log.by_role(Role.EVAL_LOSS))
+    if not has_loss and cfg.enabled(TP_NO_LOSS.id):
+        names = [s.name for s in log.series.values() if len(s)][:8]
+        values: dict[str, Any] = {"series": len([s for s in log.series.values() if len(s)])}
+        template = "{series} series read, none of them a loss"
+        rep.findings.append(Finding(
+            TP_NO_LOSS.id, TP_NO_LOSS.level,
+            "There is no train or held-out loss to judge"
+            + (f" (series read: {', '.join(names)})" if names else "")
+            + ". If one of these is a loss under another name, map it under `roles:` in .trainlint.yaml.",
+            Evidence(values, template), _file_start(log)))
+    if Level.FAIL in levels:
+        rep.verdict = Level.FAIL
+    elif Level.WARN in levels:
+        rep.verdict = Level.WARN
+    elif not has_loss or not rep.ran:
+        rep.verdict = Level.NOT_CHECKED
+        if has_loss and cfg.enabled(TP_NOT_CHECKED.id):
+            rep.findings.append(_summary(TP_NOT_CHECKED, rep, log, "No check could run on this log."))
+    else:
+        rep.verdict = Level.PASS
+        if cfg.enabled(TP_PASS.id):
+            rep.findings.append(_summary(TP_PASS, rep, log, "No check found a problem."))
+
+
+def _summary(rule: Rule, rep: Report, log: LogFile, head: str) -> Finding:
+    """TP-PASS / TP-NOT-CHECKED: what ran, what was skipped and why, and what each loss series shows."""
+    values: dict[str, Any] = {"ran": len(rep.ran), "skipped": len(rep.skipped)}
+    parts: list[str] = ["{ran} checks ran, {skipped} skipped"]
+    for i, m in enumerate(m for m in rep.measurements if m.check in ("divergence", "heldout-trend")):
+        if m.check == "divergence":
+            values.update({f"s{i}": m.series, f"r{i}": Ratio(m.values["ratio"]), f"w{i}": m.values["window"]})
+            parts.append(f"{{s{i}}} end/lowest level {{r{i}}} ({{w{i}}}-point medians)")
+        else:
+            v = m.values
+            values.update({f"s{i}": m.series, f"k{i}": v["improved"], f"m{i}": v["intervals"], f"a{i}": v["first"],
+                           f"b{i}": v["last"]})
+            parts.append(f"{{s{i}}} improved at {{k{i}}} of {{m{i}}} evaluations ({{a{i}}} to {{b{i}}})")
+    ran = ", ".join(rep.ran) or "none"
+    skipped = "; ".join(f"{k} ({v.reason.value}: {v.detail})" for k, v in rep.skipped.items()) or "none"
+    message = f"{head} Ran: {ran}. Skipped: {skipped}."
+    return Finding(rule.id, rule.level, message, Evidence(values, "; ".join(parts)), _file_start(log))
+
+
+def not_checked(path: str, fmt: str | None, reason: str) -> Report:
+    """A report for a path that could not be read or is not a training log."""
+    rep = Report(path, fmt, Level.NOT_CHECKED, error=reason)
+    loc = Location(path, None)
+    rep.findings.append(Finding(TP_NOT_CHECKED.id, Level.NOT_CHECKED, f"Could not judge this file: {reason}.",
+                                Evidence({"reason": reason}, "{reason}"), loc))
+    rep.skipped = {c.name: SkipReason(Skip.UNREADABLE, reason) for c in CHECKS}
+    return rep
+
+
+def open_log(path: str, cfg: Config, fmt: str | None = None) -> Source:
+    return open_source(path, fmt, cfg.roles)
+
+
+def judge_path(path: str, cfg: Config | None = None, fmt: str | None = None,
+               facts: dict[str, Any] | None = None) -> Report:
+    """Read and judge one path; never raises for a bad file."""
+    cfg = cfg or Config()
+    try:
+        src = open_log(path, cfg, fmt)
+        src.update()
+    except NotALog as e:
+        return not_checked(path, None, f"not a training log ({e})")
+    except FileNotFoundError:
+        return not_checked(path, fmt, "it does not exist (or vanished while being read)")
+    except PermissionError:
+        return not_checked(path, fmt, "permission denied")
+    except IsADirectoryError:
+        return not_checked(path, fmt, "it is a directory without event files")
+    except OSError as e:
+        return not_checked(path, fmt, f"cannot be read ({e.strerror or e})")
+    except ImportError as e:
+        return not_checked(path, fmt, f"a reader dependency is missing ({e.name}); install trainlint's dependencies")
+    return judge_log(src.log, cfg, facts)
+

@@ -1,0 +1,255 @@
+"""The data every part of trainlint speaks: series of points with their source, events, facts.
+
+Series are columnar (``array`` per field) because a log can hold millions of points and a
+point object each would cost more memory than the file itself. Column spans are not stored:
+a series carries a *locator* that finds its value on a line when a finding or hover needs it,
+so parsing stays a line scan and positions are still exact.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+from array import array
+from bisect import bisect_right
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+
+class Role(StrEnum):
+    TRAIN_LOSS = "train-loss"
+    EVAL_LOSS = "eval-loss"
+    LR = "learning-rate"
+    GRAD_NORM = "grad-norm"
+    STEP_TIME = "step-time"
+    LOADER_TIME = "loader-time"
+    GPU_UTIL = "gpu-util"
+    OTHER = "other"
+
+
+class Aggregation(StrEnum):
+    STEP = "per-step"
+    RUNNING = "running-average"
+    EPOCH = "epoch-average"
+    EVAL = "per-evaluation"
+    UNSPECIFIED = "unspecified"
+
+
+class EventKind(StrEnum):
+    CHECKPOINT = "checkpoint"
+    BEST_MODEL = "best-model"
+    EVALUATION = "evaluation"
+    EPOCH = "epoch"
+    END_OF_RUN = "end-of-run"
+    INTERRUPTED = "interrupted"
+    TRACEBACK = "traceback"
+    RESUME = "resume"
+    RESTART = "restart"
+    DUPLICATE_STEPS = "duplicate-steps"
+    TRUNCATED = "truncated"
+
+
+NUMBER_RE = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?:nan|NaN|NAN|inf|Inf|INF|Infinity|infinity)"
+
+
+@dataclass(frozen=True, slots=True)
+class Locator:
+    """Finds the text of one series' value on a source line: a regex with a group named ``v``."""
+
+    pattern: re.Pattern[str]
+
+    @classmethod
+    def compile(cls, regex: str) -> Locator:
+        return cls(re.compile(regex))
+
+    def span(self, line: str, value: float | None = None) -> tuple[int, int] | None:
+        """0-based [start, end) of the value; None when the line no longer holds it."""
+        for m in self.pattern.finditer(line):
+            start, end = m.span("v")
+            if value is None or _same_number(m.group("v"), value):
+                return start, end
+        return None
+
+
+def _same_number(text: str, value: float) -> bool:
+    try:
+        parsed = parse_number(text)
+    except ValueError:
+        return False
+    if math.isnan(value):
+        return math.isnan(parsed)
+    if math.isinf(value):
+        return parsed == value
+    return math.isclose(parsed, value, rel_tol=1e-9, abs_tol=1e-12)
+
+
+def parse_number(text: str) -> float:
+    """A number as logs write it: 1.5, 1e-3, NaN, nan, Infinity, -inf. Raises ValueError."""
+    try:
+        return float(text)
+    except ValueError:
+        return float(text.strip().strip('"').strip("'"))
+
+
+@dataclass(eq=False)
+class Series:
+    """One named series as the log wrote it. Points are parallel arrays indexed 0..n-1."""
+
+    name: str
+    role: Role
+    aggregation: Aggregation = Aggregation.UNSPECIFIED
+    component: bool = False
+    step_basis: str = "step"
+    role_source: str = "default"
+    locator: Locator | None = None
+    steps: array = field(default_factory=lambda: array("d"))
+    values: array = field(default_factory=lambda: array("d"))
+    walls: array = field(default_factory=lambda: array("d"))
+    lines: array = field(default_factory=lambda: array("q"))
+    records: array = field(default_factory=lambda: array("q"))
+    offsets: array = field(default_factory=lambda: array("q"))
+    files: array = field(default_factory=lambda: array("H"))
+
+    @property
+    def key(self) -> str:
+        k = self.__dict__.get("_key")
+        if k is None:
+            k = self.__dict__["_key"] = series_key(self.name, self.aggregation)
+        return k
+
+    @property
+    def label(self) -> str:
+        """How a finding names the series: ``loss`` (running-average)."""
+        if self.aggregation == Aggregation.UNSPECIFIED:
+            return f"`{self.name}`"
+        return f"`{self.name}` ({self.aggregation.value})"
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+    def append(self, step: float, value: float, line: int = 0, wall: float = math.nan,
+               record: int = -1, offset: int = -1, file: int = 0) -> None:
+        self.steps.append(step)
+        self.values.append(value)
+        self.walls.append(wall)
+        self.lines.append(line)
+        if record >= 0 or self.records:
+            self.records.append(record)
+            self.offsets.append(offset)
+            self.files.append(file)
+
+    def truncate(self, n: int) -> None:
+        for arr in (self.steps, self.values, self.walls, self.lines, self.records, self.offsets, self.files):
+            if len(arr) > n:
+                del arr[n:]
+
+    def remove_indices(self, drop: set[int]) -> None:
+        keep = [i for i in range(len(self.values)) if i not in drop]
+        for name in ("steps", "values", "walls", "lines", "records", "offsets", "files"):
+            arr = getattr(self, name)
+            if len(arr):
+                setattr(self, name, array(arr.typecode, (arr[i] for i in keep)))
+
+
+def series_key(name: str, aggregation: Aggregation) -> str:
+    return f"{name}\x1f{aggregation.value}"
+
+
+@dataclass(slots=True)
+class Event:
+    kind: EventKind
+    step: float | None
+    line: int | None
+    text: str
+    record: int | None = None
+    offset: int | None = None
+    file: int = 0
+    detail: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class Problem:
+    """Something in the file trainlint could not read as it expected. Never a verdict."""
+
+    line: int | None
+    message: str
+    record: int | None = None
+
+
+@dataclass(slots=True)
+class Location:
+    path: str
+    line: int | None
+    column: int | None = None
+    end_line: int | None = None
+    end_column: int | None = None
+    record: int | None = None
+    offset: int | None = None
+
+
+@dataclass(eq=False)
+class LogFile:
+    """Everything read from one log (or one directory of TensorBoard event files)."""
+
+    path: str
+    format: str
+    series: dict[str, Series] = field(default_factory=dict)
+    events: list[Event] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+    facts: dict[str, Any] = field(default_factory=dict)
+    # For directories of event files: the member files, in read order.
+    members: list[str] = field(default_factory=list)
+    # Sparse map line number -> byte offset of that line's start (first line of each chunk read).
+    line_index: list[tuple[int, int]] = field(default_factory=list)
+    lines_read: int = 0
+    bytes_read: int = 0
+
+    def add_series(self, s: Series) -> Series:
+        existing = self.series.get(s.key)
+        if existing is not None:
+            return existing
+        self.series[s.key] = s
+        return s
+
+    def by_role(self, role: Role) -> list[Series]:
+        return [s for s in self.series.values() if s.role == role and len(s)]
+
+    def problem(self, message: str, line: int | None = None, record: int | None = None) -> None:
+        self.problems.append(Problem(line, message, record))
+
+    def line_text(self, line_no: int) -> str | None:
+        """The text of a 1-based line, read from disk through the sparse line index."""
+        if not self.line_index or line_no < 1 or os.path.isdir(self.path):
+            return None
+        i = bisect_right([first for first, _ in self.line_index], line_no) - 1
+        if i < 0:
+            return None
+        first, offset = self.line_index[i]
+        try:
+            with open(self.path, "rb") as f:
+                f.seek(offset)
+                for _ in range(line_no - first):
+                    if not f.readline(1 << 24):
+                        return None
+                raw = f.readline(1 << 20)
+        except OSError:
+            return None
+        return raw.decode("utf-8", "replace").rstrip("\r\n")
+
+    def locate(self, s: Series, i: int, line_text: str | None = None) -> Location:
+        """The exact location of point i of series s (column span resolved from the line)."""
+        if s.records and s.records[i] >= 0:
+            member = self.members[s.files[i]] if self.members else self.path
+            return Location(member, None, record=s.records[i], offset=s.offsets[i])
+        line = s.lines[i] if len(s.lines) > i else 0
+        if line <= 0:
+            return Location(self.path, None)
+        text = line_text if line_text is not None else self.line_text(line)
+        if text is not None and s.locator is not None:
+            span = s.locator.span(text, s.values[i])
+            if span is not None:
+                return Location(self.path, line, span[0] + 1, line, span[1] + 1)
+        end = len(text) + 1 if text is not None else None
+        return Location(self.path, line, 1, line, end)

@@ -1,0 +1,1 @@
+"""Renderings of what trainlint read and judged: text like ruff, JSON, SARIF."""

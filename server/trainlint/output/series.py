@@ -1,0 +1,83 @@
+"""``trainlint series``: every series read from a file, with where its points are."""
+
+from __future__ import annotations
+
+import math
+import os
+from typing import Any
+
+from ..model import LogFile, Series
+from .values import clean, fmt_step, fmt_value, json_number, json_step
+
+
+def _point(log: LogFile, s: Series, i: int) -> dict[str, Any]:
+    loc = log.locate(s, i)
+    d: dict[str, Any] = {"step": json_step(s.steps[i]), "value": json_number(s.values[i]),
+                         "line": loc.line, "column": loc.column}
+    if loc.record is not None:
+        d["record"] = loc.record
+        d["offset"] = loc.offset
+        d["file"] = os.path.basename(loc.path)
+    return d
+
+
+def min_index(s: Series) -> int | None:
+    best = None
+    for i, v in enumerate(s.values):
+        if math.isfinite(v) and (best is None or v < s.values[best]):
+            best = i
+    return best
+
+
+def series_dict(log: LogFile, s: Series) -> dict[str, Any]:
+    n = len(s)
+    mi = min_index(s)
+    return {
+        "name": s.name,
+        "role": s.role.value,
+        "aggregation": s.aggregation.value,
+        "component": s.component,
+        "role_source": s.role_source,
+        "step_basis": s.step_basis,
+        "points": n,
+        "first": _point(log, s, 0) if n else None,
+        "last": _point(log, s, n - 1) if n else None,
+        "min": _point(log, s, mi) if mi is not None else None,
+    }
+
+
+def file_dict(log: LogFile) -> dict[str, Any]:
+    return clean({
+        "path": log.path,
+        "format": log.format,
+        "members": [os.path.basename(m) for m in log.members] or None,
+        "series": [series_dict(log, s) for s in log.series.values()],
+        "events": [{"kind": e.kind.value, "step": json_step(e.step), "line": e.line, "record": e.record,
+                    "text": e.text} for e in log.events],
+        "problems": [{"line": p.line, "record": p.record, "message": p.message} for p in log.problems],
+        "facts": {k: v for k, v in log.facts.items() if not k.startswith("_") and k != "columns"},
+    })
+
+
+def render_text(log: LogFile, rel: str) -> list[str]:
+    out = [f"{rel}  [{log.format}]  {len(log.series)} series, {len(log.events)} events, "
+           f"{len(log.problems)} problems"]
+    for s in log.series.values():
+        n = len(s)
+        if not n:
+            continue
+        first, last = log.locate(s, 0), log.locate(s, n - 1)
+        where = (f"lines {first.line}-{last.line}" if first.line is not None
+                 else f"records {first.record}-{last.record}")
+        comp = ", component" if s.component else ""
+        cfg = ", role from config" if s.role_source != "default" else ""
+        out.append(f"  {s.name!s:40} {s.role.value:13} {s.aggregation.value:15} {n:7d} pts  "
+                   f"steps {fmt_step(s.steps[0])}..{fmt_step(s.steps[n - 1])}  "
+                   f"last {fmt_value(s.values[n - 1])}  {where}{comp}{cfg}")
+    for e in log.events:
+        where = f"line {e.line}" if e.line is not None else f"record {e.record}"
+        out.append(f"  event {e.kind.value:15} step {fmt_step(e.step):>8}  {where}: {e.text[:100]}")
+    for p in log.problems:
+        where = f"line {p.line}: " if p.line else (f"record {p.record}: " if p.record is not None else "")
+        out.append(f"  problem {where}{p.message}")
+    return out

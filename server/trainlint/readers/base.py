@@ -1,0 +1,245 @@
+"""What every reader shares: reading a file from where it was left, and the reader contract.
+
+A reader is fed chunks of *complete* lines (or records) and appends points to the LogFile.
+The :class:`Tail` owns the file: it remembers the byte offset, the line number and the file's
+identity, reads only the new bytes on each update, and starts over when the file shrank or was
+replaced. The unterminated last line is read provisionally: its points are rolled back before the
+next update, so a half-written line is never counted twice.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from ..model import LogFile, Series, series_key
+from ..roles import Classified, RoleMap, classify
+
+CHUNK = 4 << 20          # bytes read per call
+MAX_LINE = 8 << 20       # a longer line is skipped, with a problem, without holding it in memory
+IDENTITY_BYTES = 64      # the head of the file we compare to notice a replaced file
+
+
+class FormatReader(ABC):
+    """Turns lines of one format into series, events and facts. No I/O, no judging."""
+
+    format: ClassVar[str]
+    #: Whole-document formats (trainer_state.json) are parsed from the full text each time.
+    whole_document: ClassVar[bool] = False
+
+    def __init__(self, log: LogFile, roles: RoleMap | None = None) -> None:
+        self.log = log
+        self.roles = roles or RoleMap()
+
+    @abstractmethod
+    def scan(self, text: str, first_line: int) -> None:
+        """Read complete lines; ``text`` starts at line ``first_line`` (1-based)."""
+
+    def finish(self) -> None:
+        """Called after every update, once the tail knows it is at the end of the file."""
+
+    # Parser state that survives between chunks. Readers keep it in ``self.state``.
+    state: Any = None
+
+    def snapshot(self) -> Any:
+        return copy.deepcopy(self.state)
+
+    def restore(self, state: Any) -> None:
+        self.state = state
+
+    def series(self, name: str, default: Classified | None = None, **kw: Any) -> Series:
+        """The series for ``name`` (created on first use) with its role from the role map."""
+        ck = name if default is None else (name, default.role, default.aggregation)
+        s = self._cache.get(ck)
+        if s is None:
+            s = self._cache[ck] = self._make_series(name, default, **kw)
+        return s
+
+    @property
+    def _cache(self) -> dict[Any, Series]:
+        cache = self.__dict__.get("_series_cache")
+        if cache is None:
+            cache = self.__dict__["_series_cache"] = {}
+        return cache
+
+    def forget_series(self) -> None:
+        """Series objects were dropped from the log (rollback, restart): look them up afresh."""
+        self.__dict__.pop("_series_cache", None)
+
+    def _make_series(self, name: str, default: Classified | None = None, **kw: Any) -> Series:
+        agg = kw.pop("aggregation", None)
+        base = default or classify(name)
+        if agg is not None:
+            base = Classified(base.role, agg, base.component)
+        key_agg = base.aggregation
+        existing = self.log.series.get(series_key(name, key_agg))
+        if existing is not None:
+            return existing
+        cls, source = self.roles.classify(name, base)
+        s = Series(name=name, role=cls.role, aggregation=key_agg, component=cls.component,
+                   role_source=source, **kw)
+        self.log.series[s.key] = s
+        return s
+
+
+@dataclass
+class _Mark:
+    lengths: dict[str, int]
+    events: int
+    problems: int
+    facts: dict[str, Any]
+    state: Any
+    lines_read: int
+    line_index: int
+
+
+class Tail:
+    """Keeps a file's read position and feeds new complete lines to a FormatReader."""
+
+    def __init__(self, path: str, reader: FormatReader) -> None:
+        self.path = path
+        self.reader = reader
+        self.log = reader.log
+        self._reset_position()
+
+    def _reset_position(self) -> None:
+        self.offset = 0                 # bytes consumed as complete lines
+        self.next_line = 1
+        self.identity: tuple[int, int, bytes] | None = None
+        self.size = -1
+        self.mtime_ns = -1
+        self._provisional: _Mark | None = None
+        self._skipping_long_line = False
+
+    def restart(self) -> None:
+        """Forget everything read; the next update reads from the top."""
+        fmt, path, members = self.log.format, self.log.path, self.log.members
+        fresh = LogFile(path=path, format=fmt, members=members)
+        self.log.__dict__.update(fresh.__dict__)
+        self.reader.state = type(self.reader)(self.log, self.reader.roles).state
+        self.reader.forget_series()
+        self._reset_position()
+
+    # -- provisional tail -------------------------------------------------------------------
+    def _mark(self) -> _Mark:
+        return _Mark(
+            {k: len(s) for k, s in self.log.series.items()}, len(self.log.events), len(self.log.problems),
+            dict(self.log.facts), self.reader.snapshot(), self.log.lines_read, len(self.log.line_index),
+        )
+
+    def _rollback(self, mark: _Mark) -> None:
+        for k in list(self.log.series):
+            n = mark.lengths.get(k)
+            if n is None:
+                del self.log.series[k]
+            else:
+                self.log.series[k].truncate(n)
+        del self.log.events[mark.events:]
+        del self.log.problems[mark.problems:]
+        self.log.facts = mark.facts
+        self.reader.restore(mark.state)
+        self.reader.forget_series()
+        self.log.lines_read = mark.lines_read
+        del self.log.line_index[mark.line_index:]
+
+    # -- reading ----------------------------------------------------------------------------
+    def update(self) -> bool:
+        """Read what was appended since the last call. Returns True if anything changed.
+
+        Raises OSError when the file cannot be read at all; the caller reports it.
+        """
+        st = os.stat(self.path)
+        if (st.st_size == self.size and st.st_mtime_ns == self.mtime_ns
+                and self.identity is not None and self.identity[0] == st.st_ino):
+            return False
+        with open(self.path, "rb") as f:
+            head = f.read(IDENTITY_BYTES)
+            replaced = self.identity is not None and (
+                self.identity[0] != st.st_ino or st.st_size < self.offset
+                or not head.startswith(self.identity[2][: len(head)])
+                or (len(head) < len(self.identity[2]))
+            )
+            if replaced or self.reader.whole_document:
+                self.restart()
+            if self._provisional is not None:
+                self._rollback(self._provisional)
+                self._provisional = None
+            self.identity = (st.st_ino, st.st_dev, head)
+            if self.reader.whole_document:
+                self._read_document(f)
+            else:
+                self._read_lines(f)
+        self.size, self.mtime_ns = st.st_size, st.st_mtime_ns
+        self.log.bytes_read = self.offset
+        return True
+
+    def _read_document(self, f: Any) -> None:
+        f.seek(0)
+        data = f.read()
+        self.log.line_index = [(1, 0)]
+        text = data.decode("utf-8", "replace")
+        if "\ufffd" in text and b"\xef\xbf\xbd" not in data:
+            self.log.problem("the file is not valid UTF-8; undecodable bytes were replaced")
+        self.reader.scan(text, 1)
+        self.reader.finish()
+        self.offset = len(data)
+        self.next_line = text.count("\n") + 1
+
+    def _read_lines(self, f: Any) -> None:
+        f.seek(self.offset)
+        pending = b""
+        pending_offset = self.offset
+        while True:
+            block = f.read(CHUNK)
+            if not block:
+                break
+            if self._skipping_long_line:
+                nl = block.find(b"\n")
+                if nl < 0:
+                    self.offset += len(block)
+                    pending_offset = self.offset
+                    continue
+                self._skipping_long_line = False
+                self.offset += nl + 1
+                self.next_line += 1
+                block = block[nl + 1:]
+                pending_offset = self.offset
+            data = pending + block
+            cut = data.rfind(b"\n") + 1
+            if cut == 0:
+                pending = data
+                if len(pending) > MAX_LINE:
+                    self.log.problem(
+                        f"line {self.next_line} is longer than {MAX_LINE >> 20} MB; it was skipped",
+                        self.next_line)
+                    self.offset = pending_offset + len(pending)
+                    pending = b""
+                    pending_offset = self.offset
+                    self._skipping_long_line = True
+                continue
+            self._feed(data[:cut], pending_offset)
+            pending = data[cut:]
+            pending_offset = self.offset
+        # Whatever is read from here on is provisional and taken back before the next update:
+        # the unterminated last line (a writer may be half-way through it) and what finish() adds.
+        self._provisional = self._mark()
+        if pending and not self._skipping_long_line:
+            saved = (self.offset, self.next_line)
+            self._feed(pending, pending_offset)
+            self.offset, self.next_line = saved
+        self.reader.finish()
+
+    def _feed(self, chunk: bytes, offset: int) -> None:
+        text = chunk.decode("utf-8", "replace")
+        if "\ufffd" in text and b"\xef\xbf\xbd" not in chunk and not self.log.facts.get("_bad_utf8"):
+            self.log.facts["_bad_utf8"] = True
+            self.log.problem("the file is not valid UTF-8; undecodable bytes were replaced", self.next_line)
+        self.log.line_index.append((self.next_line, offset))
+        n = chunk.count(b"\n")
+        self.reader.scan(text, self.next_line)
+        self.next_line += n if chunk.endswith(b"\n") else n + 1
+        self.offset = offset + len(chunk)
+        self.log.lines_read = self.next_line - 1

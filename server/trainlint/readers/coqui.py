@@ -1,0 +1,181 @@
+"""Coqui ``trainer`` logs (``trainer_0_log.txt``, and Coqui blocks inside notebook stdout).
+
+A TRAINING step block (``--> TIME: … -- STEP: a/b -- GLOBAL_STEP: g``) is followed by
+``| > key: value  (running average)`` lines: each key gives two series, the value at the step and
+Coqui's running average over the epoch. In an EVAL block the parenthesised number is the change
+since the previous evaluation, not an average, and is not read as a value. An evaluation is
+placed at the global step where the epoch before it ended (``g + b - a`` of the last step line),
+which is the step TensorBoard records for it and the step in ``best_model_<step>.pth``.
+"""
+
+from __future__ import annotations
+
+import calendar
+import math
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+from ..model import Aggregation, Event, EventKind, LogFile, Locator, Role, Series, parse_number
+from ..roles import Classified, RoleMap, classify
+from .base import FormatReader
+
+_ESC = r"(?:\x1b\[[\d;]*m)*"
+_MASTER = re.compile(
+    r"(?P<stephdr>--> (?:TIME: (?P<time>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d) -- )?STEP: (?P<local>\d+)/(?P<total>\d+)"
+    r" -- GLOBAL_STEP: (?P<gstep>\d+))"
+    r"|(?P<val>\| > (?P<key>[A-Za-z_][\w.]*):" + _ESC + r"[ \t]*(?P<num>[^\s\x1b(]+)[ \t]*" + _ESC
+    + r"(?:[ \t]*\((?P<paren>[^)\n]*)\))?[ \t\r]*$)"
+    r"|(?P<epoch>> EPOCH: (?P<ep>\d+)/(?P<eptot>\d+))"
+    r"|(?P<evalhdr>> EVALUATION\b)"
+    r"|(?P<evalperf>--> EVAL PERFORMANCE)"
+    r"|(?P<training>> TRAINING \()"
+    r"|(?P<best>> BEST MODEL : (?P<bestpath>[^\n\r\x1b]*))"
+    r"|(?P<ckpt>> CHECKPOINT : (?P<ckptpath>[^\n\r\x1b]*))"
+    r"|(?P<kbd>> Keyboard interrupt detected)"
+    r"|(?P<restored>> Model restored from step (?P<rstep>\d+))"
+    r"|(?P<tb>^Traceback \(most recent call last\):)"
+    r"|(?P<kept>! Run is kept in)",
+    re.MULTILINE,
+)
+_STEP_IN_NAME = re.compile(r"_(\d+)\.pth")
+
+
+@dataclass
+class _State:
+    mode: str = ""                # "", "train", "eval-pending", "eval"
+    step: float | None = None
+    local: int = 0
+    total: int = 0
+    wall: float = math.nan
+    eval_step: float | None = None
+    epoch: int | None = None
+
+
+@lru_cache(maxsize=1024)
+def current_locator(key: str) -> Locator:
+    return Locator.compile(r"\| > " + re.escape(key) + ":" + _ESC + r"[ \t]*(?P<v>[^\s\x1b(]+)")
+
+
+@lru_cache(maxsize=1024)
+def running_locator(key: str) -> Locator:
+    return Locator.compile(r"\| > " + re.escape(key) + r":[^(\n]*\((?P<v>[^)\n]*)\)")
+
+
+class CoquiReader(FormatReader):
+    format = "coqui"
+
+    def __init__(self, log: LogFile, roles: RoleMap | None = None) -> None:
+        super().__init__(log, roles)
+        self.state = _State()
+        self.forget_series()
+
+    def scan(self, text: str, first_line: int) -> None:
+        st: _State = self.state
+        log = self.log
+        line = first_line
+        last = 0
+        for m in _MASTER.finditer(text):
+            line += text.count("\n", last, m.start())
+            last = m.start()
+            kind = m.lastgroup
+            if kind == "val":
+                if st.mode == "train" and st.step is not None:
+                    self._train_value(m, line, st)
+                elif st.mode == "eval" and st.eval_step is not None:
+                    self._eval_value(m, line, st)
+            elif kind == "stephdr":
+                st.mode = "train"
+                st.step = float(m.group("gstep"))
+                st.local, st.total = int(m.group("local")), int(m.group("total"))
+                st.wall = _wall(m.group("time"))
+                log.facts["steps_per_epoch"] = st.total
+                log.facts["last_step"] = st.step
+            elif kind == "epoch":
+                st.epoch = int(m.group("ep"))
+                st.mode = ""
+                log.facts["epoch"] = st.epoch
+                log.facts["planned_epochs"] = int(m.group("eptot"))
+                log.events.append(_ev(EventKind.EPOCH, st.step, line, m.group(0), epoch=st.epoch,
+                                      of=int(m.group("eptot"))))
+            elif kind == "evalhdr":
+                st.mode = "eval-pending"
+                st.eval_step = 0.0 if st.step is None else st.step + max(0, st.total - st.local)
+                log.events.append(_ev(EventKind.EVALUATION, st.eval_step, line, "EVALUATION"))
+            elif kind == "evalperf":
+                if st.mode == "eval-pending":
+                    st.mode = "eval"
+            elif kind == "training":
+                st.mode = ""
+            elif kind in ("best", "ckpt"):
+                path = (m.group("bestpath") or m.group("ckptpath") or "").strip()
+                sm = _STEP_IN_NAME.search(path)
+                step = float(sm.group(1)) if sm else st.step
+                ev_kind = EventKind.BEST_MODEL if kind == "best" else EventKind.CHECKPOINT
+                log.events.append(_ev(ev_kind, step, line, m.group(0).strip(), path=path))
+                st.mode = "" if st.mode != "train" else st.mode
+            elif kind == "kbd":
+                log.events.append(_ev(EventKind.INTERRUPTED, st.step, line, "Keyboard interrupt detected"))
+            elif kind == "restored":
+                log.events.append(_ev(EventKind.RESUME, float(m.group("rstep")), line, m.group(0).strip()))
+            elif kind == "tb":
+                log.events.append(_ev(EventKind.TRACEBACK, st.step, line, m.group(0)))
+            elif kind == "kept":
+                log.events.append(_ev(EventKind.END_OF_RUN, st.step, line, "Run is kept in …"))
+
+    def _train_value(self, m: re.Match[str], line: int, st: _State) -> None:
+        key = m.group("key")
+        try:
+            value = float(m.group("num"))
+        except ValueError:
+            return
+        pair = self._pairs.get(key)
+        if pair is None:
+            base = classify(key)
+            pair = self._pairs[key] = (
+                self.series(key, Classified(base.role, Aggregation.STEP, base.component), locator=current_locator(key)),
+                self.series(key, Classified(base.role, Aggregation.RUNNING, base.component),
+                            locator=running_locator(key)),
+            )
+        pair[0].append(st.step, value, line, st.wall)  # type: ignore[arg-type]
+        paren = m.group("paren")
+        if paren is not None:
+            try:
+                avg = float(paren)
+            except ValueError:
+                return
+            pair[1].append(st.step, avg, line, st.wall)  # type: ignore[arg-type]
+
+    def forget_series(self) -> None:
+        super().forget_series()
+        self._pairs: dict[str, tuple[Series, Series]] = {}
+
+    def _eval_value(self, m: re.Match[str], line: int, st: _State) -> None:
+        key = m.group("key")
+        try:
+            value = parse_number(m.group("num"))
+        except ValueError:
+            return
+        base = classify(key)
+        role = Role.EVAL_LOSS if base.role in (Role.TRAIN_LOSS, Role.EVAL_LOSS) else base.role
+        s = self.series(key, Classified(role, Aggregation.EVAL, base.component), locator=current_locator(key))
+        s.append(st.eval_step, value, line)  # type: ignore[arg-type]
+
+
+def _wall(stamp: str | None) -> float:
+    """Coqui writes local time without a zone: read as UTC, so only differences are meaningful."""
+    if not stamp:
+        return math.nan
+    try:
+        return float(calendar.timegm((int(stamp[0:4]), int(stamp[5:7]), int(stamp[8:10]),
+                                      int(stamp[11:13]), int(stamp[14:16]), int(stamp[17:19]), 0, 0, 0)))
+    except ValueError:
+        return math.nan
+
+
+def _ev(kind: EventKind, step: float | None, line: int, text: str, **detail: object) -> Event:
+    return Event(kind, step, line, text, detail=dict(detail))
+
+
+def looks_like(head: str) -> bool:
+    return "GLOBAL_STEP:" in head and "| > " in head

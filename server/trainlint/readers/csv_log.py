@@ -1,0 +1,154 @@
+"""CSV logs: Lightning ``metrics.csv``, Keras CSVLogger ``training.log``, ultralytics ``results.csv``.
+
+A blank cell is an absent value (Lightning writes train and val metrics on different rows), not
+NaN; a cell that says ``nan`` is NaN. Header names keep the spelling of the file, padding trimmed.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from ..model import LogFile, Locator, Series, parse_number
+from ..roles import RoleMap
+from .base import FormatReader
+
+STEP_COLUMNS = ("step", "global_step", "iteration", "iter", "_step", "epoch")
+WALL_COLUMNS = {"time"}  # ultralytics: seconds since the start
+
+
+@dataclass
+class _State:
+    header: list[str] | None = None
+    step_col: int = -1
+    step_basis: str = "index"
+    wall_col: int = -1
+    rows: int = 0
+    bad_columns: set[str] = field(default_factory=set)
+
+
+@lru_cache(maxsize=1024)
+def cell_locator(index: int) -> Locator:
+    return Locator.compile(r"^(?:(?:\"[^\"]*\"|[^,\n]*),){" + str(index) + r"}[ \t]*(?P<v>[^,\s]*)")
+
+
+class CsvReader(FormatReader):
+    format = "csv"
+
+    def __init__(self, log: LogFile, roles: RoleMap | None = None) -> None:
+        super().__init__(log, roles)
+        self.state = _State()
+        self._series: list[Series | None] = []
+
+    def scan(self, text: str, first_line: int) -> None:
+        st: _State = self.state
+        lines = text.splitlines()
+        line_no = first_line
+        start = 0
+        if st.header is None:
+            while start < len(lines) and not lines[start].strip():
+                start += 1
+            if start >= len(lines):
+                return
+            self._header(next(csv.reader([lines[start]])))
+            start += 1
+        header = st.header or []
+        series = self._series
+        line_no = first_line + start
+        for row in csv.reader(lines[start:]):
+            if not row or (len(row) == 1 and not row[0].strip()):
+                line_no += 1
+                continue
+            st.rows += 1
+            step = float(st.rows - 1)
+            if st.step_col >= 0 and st.step_col < len(row):
+                try:
+                    step = float(row[st.step_col])
+                except ValueError:
+                    line_no += 1
+                    continue
+            wall = math.nan
+            if st.wall_col >= 0 and st.wall_col < len(row):
+                try:
+                    wall = float(row[st.wall_col])
+                except ValueError:
+                    pass
+            for i, cell in enumerate(row):
+                s = series[i] if i < len(series) else None
+                if s is None:
+                    continue
+                cell = cell.strip()
+                if not cell:
+                    continue
+                try:
+                    value = parse_number(cell)
+                except ValueError:
+                    name = header[i]
+                    if name not in st.bad_columns:
+                        st.bad_columns.add(name)
+                        self.log.problem(f"column `{name}` holds {cell!r}, not a number; such cells are ignored",
+                                         line_no)
+                    continue
+                s.append(step, value, line_no, wall)
+            line_no += 1
+
+    def _header(self, names: list[str]) -> None:
+        st: _State = self.state
+        names = [n.strip() for n in names]
+        st.header = names
+        lowered = [n.lower() for n in names]
+        for cand in STEP_COLUMNS:
+            if cand in lowered:
+                st.step_col = lowered.index(cand)
+                st.step_basis = "epoch" if cand == "epoch" else "step"
+                break
+        for i, n in enumerate(lowered):
+            if n in WALL_COLUMNS:
+                st.wall_col = i
+        flavour = "generic"
+        if any(n.startswith(("train/", "metrics/")) for n in lowered):
+            flavour = "ultralytics"
+        elif "step" in lowered and "epoch" in lowered:
+            flavour = "lightning"
+        elif lowered and lowered[0] == "epoch":
+            flavour = "keras"
+        self.log.facts["flavour"] = flavour
+        self.log.facts["columns"] = names
+        skip = {st.step_col, st.wall_col} | {i for i, n in enumerate(lowered) if n in STEP_COLUMNS}
+        self._series = [
+            None if i in skip or not name else self.series(name, locator=cell_locator(i), step_basis=st.step_basis)
+            for i, name in enumerate(names)
+        ]
+
+    def restore(self, state: _State) -> None:
+        had_header = self.state.header is not None
+        self.state = state
+        if state.header is None and had_header:
+            self._series = []
+
+
+_HEADER_WORD = re.compile(r"^[\s\"]*[A-Za-z_][^,]*$")
+
+
+def looks_like(head: str) -> bool:
+    """A header of names, then rows of numbers with the same number of cells."""
+    lines = [ln for ln in head.splitlines()[:6] if ln.strip()]
+    if len(lines) < 2 or "," not in lines[0]:
+        return False
+    cells = [c for c in lines[0].split(",")]
+    if len(cells) < 2 or not all(_HEADER_WORD.match(c) or not c.strip() for c in cells):
+        return False
+    row = lines[1].split(",")
+    numeric = sum(1 for c in row if _is_num(c))
+    return abs(len(row) - len(cells)) <= 1 and numeric >= max(1, len(row) // 3)
+
+
+def _is_num(cell: str) -> bool:
+    try:
+        parse_number(cell)
+        return True
+    except ValueError:
+        return False

@@ -1,0 +1,137 @@
+"""JSON-lines logs: detectron2 ``metrics.json``, mmengine ``scalars.json``, LLaMA-Factory
+``trainer_log.jsonl``, W&B ``wandb-history.jsonl``, DETR ``log.txt`` and generic files.
+
+Each line is one object; every numeric top-level key is a series. ``null`` is an absent value;
+strings and booleans where a number belongs are reported once per key, never judged.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..model import Aggregation, Event, EventKind, LogFile, Role
+from ..roles import Classified, RoleMap, classify
+from .base import FormatReader
+from .hf_trainer_state import json_key_locator
+
+# Keys that index a line rather than measure anything, per writer.
+STEP_KEYS = ("current_steps", "iteration", "global_step", "step", "_step", "iter", "epoch")
+NOT_SERIES = {"current_steps", "total_steps", "percentage", "eta_seconds", "_runtime", "_timestamp",
+              "elapsed_time", "remaining_time", "n_parameters", "iteration", "global_step", "step", "_step",
+              "iter", "epoch"}
+# detectron2 and mmengine write seconds per iteration as ``time`` and loader seconds as ``data_time``.
+TIMING = {"time": Classified(Role.STEP_TIME, Aggregation.STEP),
+          "data_time": Classified(Role.LOADER_TIME, Aggregation.STEP)}
+MAX_REPORTED = 5
+
+
+@dataclass
+class _State:
+    flavour: str | None = None
+    index: int = 0
+    bad_keys: set[str] = field(default_factory=set)
+    bad_lines: int = 0
+
+
+class JsonlReader(FormatReader):
+    format = "jsonl"
+
+    def __init__(self, log: LogFile, roles: RoleMap | None = None) -> None:
+        super().__init__(log, roles)
+        self.state = _State()
+
+    def scan(self, text: str, first_line: int) -> None:
+        st: _State = self.state
+        loads = json.loads
+        for offset, raw in enumerate(text.splitlines()):
+            line = first_line + offset
+            raw = raw.strip()
+            if not raw:
+                continue
+            try:
+                obj = loads(raw)
+            except ValueError as e:
+                self._bad(line, f"line {line} is not valid JSON ({getattr(e, 'msg', e)}); skipped")
+                continue
+            if not isinstance(obj, dict):
+                self._bad(line, f"line {line} is valid JSON but not an object ({type(obj).__name__}); skipped")
+                continue
+            if st.flavour is None:
+                st.flavour = _flavour(obj)
+                self.log.facts["flavour"] = st.flavour
+            self._record(obj, line, st)
+
+    def _bad(self, line: int, message: str) -> None:
+        st: _State = self.state
+        st.bad_lines += 1
+        if st.bad_lines <= MAX_REPORTED:
+            self.log.problem(message, line)
+        elif st.bad_lines == MAX_REPORTED + 1:
+            self.log.problem("more lines could not be read; only the first 5 are listed", line)
+
+    def _record(self, obj: dict[str, Any], line: int, st: _State) -> None:
+        log = self.log
+        step_key = next((k for k in STEP_KEYS if _num(obj.get(k)) is not None), None)
+        step = float(obj[step_key]) if step_key else float(st.index)
+        basis = "epoch" if step_key == "epoch" else ("index" if step_key is None else "step")
+        st.index += 1
+        total = _num(obj.get("total_steps"))
+        if total is not None:
+            log.facts["max_steps"] = total
+        wall = _num(obj.get("_timestamp"))
+        wall = math.nan if wall is None else wall
+        is_eval = st.flavour == "detectron2" and not any(k.endswith("loss") for k in obj)
+        if is_eval:
+            log.events.append(Event(EventKind.EVALUATION, step, line, "evaluation"))
+        for key, value in obj.items():
+            if key in NOT_SERIES or key == step_key:
+                continue
+            v = _num(value)
+            if v is None:
+                if isinstance(value, str | bool) and key not in st.bad_keys and classify(key).role != Role.OTHER:
+                    st.bad_keys.add(key)
+                    log.problem(f"`{key}` is {type(value).__name__} {value!r}, not a number; such values are ignored",
+                                line)
+                continue
+            default = TIMING.get(key) if st.flavour in ("detectron2", "mmengine") else None
+            s = self.series(key, default, locator=json_key_locator(key), step_basis=basis)
+            s.append(step, v, line, wall)
+        log.facts["last_step"] = step
+
+
+def _num(v: Any) -> float | None:
+    if isinstance(v, int | float) and not isinstance(v, bool):
+        return float(v)
+    return None
+
+
+def _flavour(obj: dict[str, Any]) -> str:
+    if "current_steps" in obj:
+        return "llamafactory"
+    if "_step" in obj:
+        return "wandb"
+    if "iteration" in obj and ("data_time" in obj or "eta_seconds" in obj or "total_loss" in obj):
+        return "detectron2"
+    if "step" in obj and ("data_time" in obj or "iter" in obj or "base_lr" in obj):
+        return "mmengine"
+    if any(k.startswith("train_") for k in obj) and any(k.startswith("test_") for k in obj):
+        return "detr"
+    return "generic"
+
+
+def looks_like(head: str) -> bool:
+    for line in head.splitlines()[:5]:
+        line = line.strip()
+        if not line:
+            continue
+        if not line.startswith("{"):
+            return False
+        try:
+            return isinstance(json.loads(line), dict)
+        except ValueError:
+            # A first line longer than the head we sniffed is still JSONL if it starts like it.
+            return line.startswith('{"')
+    return False

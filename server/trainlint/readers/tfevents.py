@@ -1,0 +1,318 @@
+"""TensorBoard event files, and directories of them, decoded with tensorboard's Event protobuf.
+
+Records are framed as TFRecords (length, masked CRC-32C, payload, masked CRC-32C). We walk the
+framing ourselves because every point must keep its record index and byte offset, and a growing
+file must be read from where it was left; tensorboard's compat reader offers neither. The
+payload is decoded by ``tensorboard.compat.proto.event_pb2``, and the merge of several files
+follows TensorBoard's accumulator: a ``SessionLog.START`` after the first purges earlier points
+at or past its step; for files older than format 2, an out-of-order step purges that tag's later
+points. What is purged, duplicated or cut short is reported as an event, never dropped silently.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import struct
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..model import Event, EventKind, LogFile, Series, series_key
+from ..roles import RoleMap, classify
+
+_HEADER = struct.Struct("<QI")
+_CRC = struct.Struct("<I")
+CHUNK = 4 << 20
+MAX_RECORD = 256 << 20
+# tensorflow DataType enum values that hold one number.
+_DTYPES = {1: "<f", 2: "<d", 3: "<i", 9: "<q", 19: "<e", 4: "<B", 5: "<h", 6: "<b", 17: "<H", 22: "<I", 23: "<Q"}
+_DT_STRING = 7
+_DT_BFLOAT16 = 14
+_SKIP_PLUGINS = {"text", "hparams", "histograms", "images", "audio", "pr_curves", "mesh", "graph_keras_model",
+                 "custom_scalars", "projector"}
+
+
+def _masked(crc: int) -> int:
+    return (((crc >> 15) | (crc << 17)) + 0xA282EAD8) & 0xFFFFFFFF
+
+
+def _crc_function():  # type: ignore[no-untyped-def]
+    try:
+        import google_crc32c
+
+        value = google_crc32c.value
+        return lambda data: _masked(value(data))
+    except ImportError:  # fall back to tensorboard's own (pure Python, slow) implementation
+        from tensorboard.compat.tensorflow_stub.pywrap_tensorflow import masked_crc32c
+
+        return masked_crc32c
+
+
+_masked_crc = None
+
+
+def masked_crc(data: bytes) -> int:
+    global _masked_crc
+    if _masked_crc is None:
+        _masked_crc = _crc_function()
+    return _masked_crc(data)
+
+
+def is_event_file(name: str) -> bool:
+    return "tfevents" in os.path.basename(name)
+
+
+@dataclass
+class _FileState:
+    path: str
+    index: int
+    offset: int = 0
+    record: int = 0
+    inode: int = -1
+    size: int = -1
+    mtime_ns: int = -1
+    file_version: float = 0.0
+    broken: bool = False   # a header CRC failed: the rest of the file cannot be framed
+
+
+@dataclass
+class _RunState:
+    """The accumulator state TensorBoard keeps per run (directory)."""
+
+    seen_start: bool = False
+    most_recent_step: float = -math.inf
+    last_step: dict[str, float] = field(default_factory=dict)
+    plugin: dict[str, str] = field(default_factory=dict)
+    duplicates: dict[str, int] = field(default_factory=dict)
+
+
+class TensorBoardTail:
+    """Reads one event file, or every event file of one directory, from where it was left."""
+
+    def __init__(self, path: str, roles: RoleMap | None = None, log: LogFile | None = None) -> None:
+        self.path = path
+        self.roles = roles or RoleMap()
+        self.log = log or LogFile(path=path, format="tfevents")
+        self._files: dict[str, _FileState] = {}
+        self._run = _RunState()
+        self._provisional: list[Event] = []
+        self._event_pb2: Any = None
+
+    def _members(self) -> list[str]:
+        if os.path.isdir(self.path):
+            names = sorted(n for n in os.listdir(self.path) if is_event_file(n)
+                           and os.path.isfile(os.path.join(self.path, n)))
+            return [os.path.join(self.path, n) for n in names]
+        return [self.path]
+
+    def restart(self) -> None:
+        fresh = LogFile(path=self.path, format="tfevents")
+        self.log.__dict__.update(fresh.__dict__)
+        self._files.clear()
+        self._run = _RunState()
+        self._provisional = []
+
+    def update(self) -> bool:
+        """Read new records of every member. Raises OSError when the path cannot be read."""
+        if self._event_pb2 is None:
+            from tensorboard.compat.proto import event_pb2
+
+            self._event_pb2 = event_pb2
+        members = self._members()
+        if not os.path.isdir(self.path) and not os.path.exists(self.path):
+            raise FileNotFoundError(self.path)
+        # A member that vanished, shrank or was replaced invalidates the merge: read all again.
+        for p, fs in self._files.items():
+            try:
+                st = os.stat(p)
+            except OSError:
+                self.restart()
+                break
+            if st.st_ino != fs.inode or st.st_size < fs.offset:
+                self.restart()
+                break
+        for ev in self._provisional:
+            if ev in self.log.events:
+                self.log.events.remove(ev)
+        self._provisional = []
+        changed = False
+        for p in members:
+            fs = self._files.get(p)
+            if fs is None:
+                fs = self._files[p] = _FileState(p, len(self.log.members))
+                self.log.members.append(p)
+            changed |= self._read_file(fs)
+        return changed
+
+    def _read_file(self, fs: _FileState) -> bool:
+        st = os.stat(fs.path)
+        if st.st_size == fs.size and st.st_mtime_ns == fs.mtime_ns and st.st_ino == fs.inode:
+            return False
+        fs.inode, fs.size, fs.mtime_ns = st.st_ino, st.st_size, st.st_mtime_ns
+        if fs.broken:
+            return False
+        with open(fs.path, "rb") as f:
+            f.seek(fs.offset)
+            buf = b""  # bytes from fs.offset on
+            while not fs.broken:
+                block = f.read(CHUNK)
+                if not block:
+                    break
+                buf += block
+                buf = buf[self._frames(buf, fs):]
+            if buf and not fs.broken:
+                self._partial(buf, fs)
+        self.log.bytes_read = sum(x.offset for x in self._files.values())
+        return True
+
+    def _frames(self, buf: bytes, fs: _FileState) -> int:
+        """Decode every complete record in buf (which starts at fs.offset); return bytes consumed."""
+        pos = 0
+        n = len(buf)
+        while pos + 12 <= n:
+            length, hcrc = _HEADER.unpack_from(buf, pos)
+            if masked_crc(buf[pos:pos + 8]) != hcrc or length > MAX_RECORD:
+                self.log.problem(
+                    f"{_name(fs)}: record {fs.record} at byte {fs.offset + pos} fails its header CRC; the "
+                    f"remaining {fs.size - fs.offset - pos} bytes of this file cannot be framed and were not read",
+                    record=fs.record)
+                fs.broken = True
+                fs.offset += pos
+                return pos
+            end = pos + 12 + length + 4
+            if end > n:
+                break
+            payload = buf[pos + 12:pos + 12 + length]
+            (dcrc,) = _CRC.unpack_from(buf, pos + 12 + length)
+            if masked_crc(payload) != dcrc:
+                self.log.problem(f"{_name(fs)}: record {fs.record} at byte {fs.offset + pos} fails its data CRC; "
+                                 "skipped", record=fs.record)
+            else:
+                self._event(payload, fs, fs.offset + pos)
+            fs.record += 1
+            pos = end
+        fs.offset += pos
+        return pos
+
+    def _partial(self, buf: bytes, fs: _FileState) -> None:
+        declared = _HEADER.unpack_from(buf, 0)[0] + 16 if len(buf) >= 12 else None
+        what = f"{len(buf)} of {declared} bytes" if declared else f"{len(buf)} bytes of a 12-byte header"
+        ev = Event(EventKind.TRUNCATED, None, None,
+                   f"{_name(fs)} ends in a partial record ({what}); it is not read until it is complete",
+                   record=fs.record, offset=fs.offset, file=fs.index,
+                   detail={"bytes_present": len(buf), "bytes_declared": declared})
+        self.log.events.append(ev)
+        self._provisional.append(ev)
+
+    def _event(self, payload: bytes, fs: _FileState, offset: int) -> None:
+        try:
+            ev = self._event_pb2.Event.FromString(payload)
+        except Exception as e:  # noqa: BLE001 - protobuf raises DecodeError and others
+            self.log.problem(f"{_name(fs)}: record {fs.record} is not an Event ({type(e).__name__}); skipped",
+                             record=fs.record)
+            return
+        what = ev.WhichOneof("what")
+        run = self._run
+        if what == "file_version":
+            try:
+                fs.file_version = float(ev.file_version.split(":")[-1])
+            except ValueError:
+                fs.file_version = 0.0
+            return
+        if what == "session_log":
+            status = ev.session_log.status
+            if status == 1:  # START
+                if run.seen_start and fs.file_version >= 2:
+                    self._purge(ev.step, None, fs, offset, "a restart (SessionLog.START)")
+                run.seen_start = True
+            elif status in (2, 3):  # STOP, CHECKPOINT
+                kind = EventKind.CHECKPOINT if status == 3 else EventKind.END_OF_RUN
+                self.log.events.append(Event(kind, float(ev.step), None, f"SessionLog {ev.session_log.msg}".strip(),
+                                             record=fs.record, offset=offset, file=fs.index))
+            return
+        if what != "summary":
+            return
+        step = float(ev.step)
+        if fs.file_version < 2 and step < run.most_recent_step:
+            tags = {v.tag for v in ev.summary.value}
+            self._purge(step, tags, fs, offset, "an out-of-order step")
+        run.most_recent_step = step
+        for v in ev.summary.value:
+            value = self._scalar(v, run)
+            if value is None:
+                continue
+            tag = v.tag
+            prev = run.last_step.get(tag)
+            if prev is not None and step <= prev:
+                run.duplicates[tag] = run.duplicates.get(tag, 0) + 1
+                if run.duplicates[tag] == 1:
+                    self.log.events.append(Event(
+                        EventKind.DUPLICATE_STEPS, step, None,
+                        f"`{tag}` is logged again at step {step:g} after step {prev:g}; both are kept, in file order",
+                        record=fs.record, offset=offset, file=fs.index, detail={"tag": tag}))
+            run.last_step[tag] = step if prev is None else max(prev, step)
+            s = self._series(tag)
+            s.append(step, value, 0, ev.wall_time, fs.record, offset, fs.index)
+            self.log.facts["last_step"] = max(self.log.facts.get("last_step", step), step)
+
+    def _series(self, tag: str) -> Series:
+        base = classify(tag)
+        s = self.log.series.get(series_key(tag, base.aggregation))
+        if s is None:
+            cls, source = self.roles.classify(tag, base)
+            s = Series(tag, cls.role, base.aggregation, cls.component, role_source=source)
+            self.log.series[s.key] = s
+        return s
+
+    def _scalar(self, v: Any, run: _RunState) -> float | None:
+        kind = v.WhichOneof("value")
+        if kind == "simple_value":
+            return float(v.simple_value)
+        if kind != "tensor":
+            return None
+        if v.HasField("metadata") and v.metadata.plugin_data.plugin_name:
+            run.plugin.setdefault(v.tag, v.metadata.plugin_data.plugin_name)
+        if run.plugin.get(v.tag, "") in _SKIP_PLUGINS:
+            return None
+        t = v.tensor
+        if t.dtype == _DT_STRING or any(d.size > 1 for d in t.tensor_shape.dim):
+            return None
+        if t.float_val:
+            return float(t.float_val[0])
+        if t.double_val:
+            return float(t.double_val[0])
+        if t.int_val:
+            return float(t.int_val[0])
+        if t.int64_val:
+            return float(t.int64_val[0])
+        if t.tensor_content:
+            if t.dtype == _DT_BFLOAT16 and len(t.tensor_content) >= 2:
+                return struct.unpack("<f", b"\x00\x00" + t.tensor_content[:2])[0]
+            fmt = _DTYPES.get(t.dtype)
+            if fmt and len(t.tensor_content) >= struct.calcsize(fmt):
+                return float(struct.unpack_from(fmt, t.tensor_content)[0])
+        return None
+
+    def _purge(self, step: float, tags: set[str] | None, fs: _FileState, offset: int, why: str) -> None:
+        dropped = 0
+        for s in self.log.series.values():
+            if tags is not None and s.name not in tags:
+                continue
+            drop = {i for i, x in enumerate(s.steps) if x >= step}
+            if drop:
+                dropped += len(drop)
+                s.remove_indices(drop)
+        for s in self.log.series.values():
+            if s.name in self._run.last_step and (tags is None or s.name in tags):
+                if len(s):
+                    self._run.last_step[s.name] = max(s.steps)
+                else:
+                    del self._run.last_step[s.name]
+        self.log.events.append(Event(
+            EventKind.RESTART, step, None,
+            f"{why} at step {step:g}: {dropped} earlier points at steps >= {step:g} were dropped, as TensorBoard does",
+            record=fs.record, offset=offset, file=fs.index, detail={"dropped": dropped}))
+
+
+def _name(fs: _FileState) -> str:
+    return os.path.basename(fs.path)

@@ -1,0 +1,146 @@
+"""What a series measures, decided by the tokens of its name rather than an exact-name table.
+
+``train_loss_step``, ``train/loss``, ``TrainIterStats/loss`` and ``loss`` are all train loss;
+``val_loss``, ``eval/loss``, ``EvalStats/avg_loss`` and ``eval_squad_loss`` are held-out loss.
+A configured role map replaces the default for the roles it names (it never competes with it).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from .model import Aggregation, Role
+
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+_SPLIT = re.compile(r"[^a-z0-9]+")
+
+EVAL_TOKENS = {"eval", "evaluation", "val", "valid", "validation", "test", "heldout", "dev", "tel"}
+TRAIN_TOKENS = {"train", "training", "trn", "tr", "fit", "trl"}
+# Reinforcement-learning objective terms: they grow with the returns by design, so they are not
+# judged as a training loss (SAC's critic_loss, PPO's value_loss, DQN's episode MSE).
+RL_TOKENS = {"critic", "actor", "alpha", "policy", "value", "q", "td", "entropy", "reward", "episode"}
+# Words that qualify a loss without making it a different loss.
+NEUTRAL = {
+    "avg", "average", "mean", "total", "step", "steps", "epoch", "iter", "iters", "stats", "running",
+    "smoothed", "smooth", "ema", "on", "per", "batch", "overall", "global", "value", "all", "reduced",
+    "objective", "main", "s", "ep",
+}
+LR_NAMES = {("lr",), ("learning", "rate"), ("current", "lr"), ("base", "lr"), ("lr", "scheduler")}
+GRAD_NORM_NAMES = {("grad", "norm"), ("gnorm",), ("gradient", "norm"), ("grad", "l2"), ("norm",),
+                   ("grad", "l2", "norm"), ("total", "norm"), ("gradnorm",)}
+STEP_TIME_NAMES = {("step", "time"), ("seconds", "per", "step"), ("iter", "time"), ("batch", "time"),
+                   ("time", "per", "step"), ("step", "time", "s"), ("iteration", "time")}
+LOADER_TIME_NAMES = {("loader", "time"), ("data", "time"), ("dataloader", "time"), ("data", "loading", "time"),
+                     ("load", "time")}
+GPU_UTIL_NAMES = {("gpu", "util"), ("gpu", "utilization"), ("gpu", "util", "percent"), ("gpu",)}
+
+
+def tokens(name: str) -> list[str]:
+    return [t for t in _SPLIT.split(_CAMEL.sub("_", name).lower()) if t]
+
+
+def _strip(tok: list[str], drop: set[str]) -> tuple[str, ...]:
+    """Tokens left after dropping ``drop`` and bare indices (loss_0, grad_norm_1, pg0 stay apart)."""
+    return tuple(t for t in tok if t not in drop and not t.isdigit())
+
+
+def is_plain_loss(name: str) -> bool:
+    """``loss``, ``train/loss``, ``val_loss_epoch``: a loss with no qualifier naming a part of it."""
+    tok = tokens(name)
+    return ("loss" in tok or tok in (["trl"], ["tel"])) and not _strip(
+        tok, EVAL_TOKENS | TRAIN_TOKENS | NEUTRAL | {"loss", "nll"})
+
+
+@dataclass(frozen=True, slots=True)
+class Classified:
+    role: Role
+    aggregation: Aggregation
+    component: bool = False
+
+
+def aggregation_of(tok: list[str], is_eval: bool) -> Aggregation:
+    if "epoch" in tok or "ep" in tok:
+        return Aggregation.EPOCH
+    if is_eval:
+        return Aggregation.EVAL
+    if "step" in tok or "iter" in tok:
+        return Aggregation.STEP
+    if {"avg", "running", "smoothed", "ema", "mean"} & set(tok):
+        return Aggregation.RUNNING
+    return Aggregation.UNSPECIFIED
+
+
+@lru_cache(maxsize=8192)
+def classify(name: str) -> Classified:
+    """Default role of a series name."""
+    tok = tokens(name)
+    if not tok:
+        return Classified(Role.OTHER, Aggregation.UNSPECIFIED)
+    is_eval = bool(EVAL_TOKENS & set(tok))
+    core = _strip(tok, EVAL_TOKENS | TRAIN_TOKENS | {"stats", "avg", "average", "mean", "epoch", "step", "iter"})
+    if ("loss" in tok or "nll" in tok) and RL_TOKENS & set(tok):
+        return Classified(Role.OTHER, Aggregation.UNSPECIFIED)
+    if "loss" in tok or tok in (["trl"], ["tel"]) or "nll" in tok:
+        rest = _strip(tok, EVAL_TOKENS | TRAIN_TOKENS | NEUTRAL | {"loss", "nll"})
+        # eval_squad_loss, train/box_loss: a split word, one qualifier, then "loss" names a loss of its
+        # own; loss_cls, d0.loss_cls, avg_loss_text_ce are terms of a total logged beside them.
+        qualified = (tok[0] in EVAL_TOKENS | TRAIN_TOKENS) and tok[-1] == "loss" and len(rest) == 1
+        role = Role.EVAL_LOSS if is_eval else Role.TRAIN_LOSS
+        return Classified(role, aggregation_of(tok, is_eval), bool(rest) and not qualified)
+    variants = {
+        tuple(tok),
+        core,
+        _strip(tok, NEUTRAL | TRAIN_TOKENS | {"system", "rank"}),
+        _strip(tok, (NEUTRAL - {"step", "iter"}) | TRAIN_TOKENS | {"system", "rank"}),
+        _strip(tok, (NEUTRAL - {"step"}) | TRAIN_TOKENS | {"system", "rank"}),
+    }
+    # lr-AdamW/pg1, lr/pg0, x/lr0: learning rates of parameter groups.
+    if tok[0] == "lr" or variants & LR_NAMES or re.fullmatch(r"lr\d*", tok[-1]):
+        return Classified(Role.LR, Aggregation.UNSPECIFIED)
+    if variants & GRAD_NORM_NAMES:
+        return Classified(Role.GRAD_NORM, aggregation_of(tok, False))
+    if variants & STEP_TIME_NAMES:
+        return Classified(Role.STEP_TIME, aggregation_of([t for t in tok if t not in ("step", "iter")], False))
+    if variants & LOADER_TIME_NAMES:
+        return Classified(Role.LOADER_TIME, aggregation_of(tok, False))
+    if variants & GPU_UTIL_NAMES:
+        return Classified(Role.GPU_UTIL, Aggregation.UNSPECIFIED)
+    return Classified(Role.OTHER, Aggregation.UNSPECIFIED)
+
+
+@dataclass
+class RoleMap:
+    """Default classification plus configured overrides (``roles:`` in .trainlint.yaml).
+
+    ``overrides`` maps a series name (exact, or a glob) to a role. Once any name is mapped to a
+    role, that role holds only the mapped names: the defaults for it step aside, visibly.
+    """
+
+    overrides: dict[str, Role] = field(default_factory=dict)
+
+    def classify(self, name: str, default: Classified | None = None) -> tuple[Classified, str]:
+        base = default or classify(name)
+        for pattern, role in self.overrides.items():
+            if _match(pattern, name):
+                agg = base.aggregation if base.role == role else aggregation_of(tokens(name), role == Role.EVAL_LOSS)
+                return Classified(role, agg, False), "config"
+        if base.role in set(self.overrides.values()):
+            return Classified(Role.OTHER, base.aggregation, base.component), "config-replaced"
+        return base, "default"
+
+
+def _match(pattern: str, name: str) -> bool:
+    if any(c in pattern for c in "*?["):
+        from fnmatch import fnmatchcase
+
+        return fnmatchcase(name, pattern)
+    return pattern == name
+
+
+ROLE_NAMES = {r.value: r for r in Role} | {
+    "train_loss": Role.TRAIN_LOSS, "loss": Role.TRAIN_LOSS, "eval_loss": Role.EVAL_LOSS,
+    "val_loss": Role.EVAL_LOSS, "heldout": Role.EVAL_LOSS, "lr": Role.LR, "grad_norm": Role.GRAD_NORM,
+    "step_time": Role.STEP_TIME, "loader_time": Role.LOADER_TIME, "gpu_util": Role.GPU_UTIL,
+}

@@ -1,0 +1,51 @@
+"""The rule registry: every check in the order it runs, and every rule ID it can emit.
+
+Docs pages (docs/rules/<ID>.md) and the tests that keep them in step read ``RULES``.
+"""
+
+from __future__ import annotations
+
+from . import grad, loss_level, lr, nan, overfit, timing
+from .base import Check, Level, Rule
+
+CHECKS: tuple[Check, ...] = (
+    nan.CHECKS[0],                 # non-finite-loss
+    loss_level.CHECKS[0],          # zero-loss
+    grad.CHECKS[0],                # zero-grad
+    nan.CHECKS[1],                 # grad-finite
+    loss_level.CHECKS[1],          # flat-loss
+    loss_level.CHECKS[2],          # divergence
+    loss_level.CHECKS[3],          # dead-run
+    grad.CHECKS[1],                # grad-spike
+    lr.CHECKS[0],                  # lr
+    timing.CHECKS[0],              # step-time
+    timing.CHECKS[1],              # loader
+    overfit.CHECKS[0],             # overfit
+    timing.CHECKS[2],              # throughput
+    timing.CHECKS[3],              # gpu-util
+)
+
+TP_NO_LOSS = Rule("TP-NO-LOSS", Level.NOT_CHECKED, "-", "No loss series to judge")
+TP_NOT_CHECKED = Rule("TP-NOT-CHECKED", Level.NOT_CHECKED, "-", "Nothing could be judged")
+TP_PASS = Rule("TP-PASS", Level.PASS, "-", "Every check that ran passed")
+
+SUMMARY_RULES = (TP_NO_LOSS, TP_NOT_CHECKED, TP_PASS)
+
+
+def _all_rules() -> dict[str, Rule]:
+    out: dict[str, Rule] = {}
+    for c in CHECKS:
+        for r in c.rules:
+            out[r.id] = r
+    for r in SUMMARY_RULES:
+        out[r.id] = r
+    return out
+
+
+RULES: dict[str, Rule] = _all_rules()
+
+
+def register(*rules: Rule) -> None:
+    """Rules defined outside the single-file checks (run-level, compare) join the registry here."""
+    for r in rules:
+        RULES[r.id] = r

@@ -1,0 +1,196 @@
+"""What a rule returns: findings with evidence apart from interpretation, and its coverage.
+
+``Evidence.text`` is rendered from ``Evidence.values`` and nothing else, so every number a user
+reads in it is a measured value (a test checks this for every rule). ``Finding.message`` is the
+interpretation, worded as what the measurement may mean.
+"""
+
+from __future__ import annotations
+
+import math
+import string
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from ..model import Location, LogFile, Role, Series
+from ..output.values import fmt_step, fmt_value
+from ..roles import is_plain_loss
+from .thresholds import Thresholds
+
+
+class Level(StrEnum):
+    FAIL = "FAIL"
+    WARN = "WARN"
+    INFO = "INFO"
+    NOT_CHECKED = "NOT-CHECKED"
+    PASS = "PASS"
+
+
+class Skip(StrEnum):
+    NO_SERIES = "no-series"
+    TOO_FEW = "too-few-points"
+    DEGENERATE = "degenerate"
+    NOT_APPLICABLE = "not-applicable"
+    WAIVED = "waived"
+    DISABLED = "disabled"
+    UNREADABLE = "unreadable"
+
+
+class Step(float):
+    """A step number in evidence values: rendered as a step (``1200``), not as a measurement."""
+
+
+class Ratio(float):
+    """A ratio in evidence values: rendered with 3 significant digits (``1.17``)."""
+
+
+def _fmt(v: Any) -> str:
+    if isinstance(v, Step):
+        return fmt_step(float(v))
+    if isinstance(v, Ratio):
+        return f"{float(v):.3g}" if math.isfinite(v) else fmt_value(float(v))
+    if isinstance(v, bool):
+        return str(v).lower()
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, float):
+        return fmt_value(v)
+    return str(v)
+
+
+@dataclass
+class Evidence:
+    """The measurement. ``text`` is ``template`` filled from ``values`` only."""
+
+    values: dict[str, Any]
+    template: str
+
+    @property
+    def text(self) -> str:
+        fields_ = {name for _, name, _, _ in string.Formatter().parse(self.template) if name}
+        return self.template.format(**{k: _fmt(self.values[k]) for k in fields_})
+
+
+@dataclass
+class Related:
+    role: str
+    location: Location
+    message: str
+
+
+@dataclass
+class Finding:
+    id: str
+    level: Level
+    message: str
+    evidence: Evidence
+    location: Location
+    series: str | None = None          # the label of the series judged
+    series_key: str | None = None
+    related: list[Related] = field(default_factory=list)
+    marks: dict[int, str] = field(default_factory=dict)  # point index -> role, for sparklines
+
+
+@dataclass
+class SkipReason:
+    reason: Skip
+    detail: str
+
+
+@dataclass
+class Measurement:
+    """What a check measured on one series, fired or not (shown for every judged series)."""
+
+    check: str
+    series: str
+    values: dict[str, Any]
+    text: str
+
+
+@dataclass
+class CheckResult:
+    findings: list[Finding] = field(default_factory=list)
+    # series label -> None when it ran, or the reason it was skipped on that series
+    coverage: dict[str, SkipReason | None] = field(default_factory=dict)
+    measurements: list[Measurement] = field(default_factory=list)
+    skipped: SkipReason | None = None  # the whole check, when there was nothing to judge
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: str
+    level: Level
+    check: str
+    title: str
+
+
+@dataclass
+class Context:
+    log: LogFile
+    th: Thresholds
+    facts: dict[str, Any] = field(default_factory=dict)  # run-level facts (issue: coverage of the log)
+
+    def judged(self, role: Role) -> tuple[list[Series], list[tuple[Series, str]]]:
+        """Series of a role a rule judges: the totals; components only when no total exists."""
+        all_ = self.log.by_role(role)
+        primary = [s for s in all_ if not s.component]
+        # train/base_loss beside train/loss is a term of it; train/box_loss alone (YOLO) is not.
+        plain = [s for s in primary if is_plain_loss(s.name)]
+        if plain and role in (Role.TRAIN_LOSS, Role.EVAL_LOSS):
+            primary = plain
+        if primary:
+            return primary, [(s, "a term of a total that is judged") for s in all_ if s not in primary]
+        return all_, []
+
+    def point(self, s: Series, i: int) -> Location:
+        return self.log.locate(s, i)
+
+
+def finite(s: Series) -> tuple[list[int], list[float]]:
+    idx = [i for i, v in enumerate(s.values) if math.isfinite(v)]
+    return idx, [s.values[i] for i in idx]
+
+
+def upper_median(xs: Iterable[float]) -> float:
+    """trainproof's median: sorted(x)[n // 2] (the upper median for even n)."""
+    v = sorted(xs)
+    return v[len(v) // 2]
+
+
+def median(xs: Iterable[float]) -> float:
+    v = sorted(xs)
+    n = len(v)
+    if n == 0:
+        return math.nan
+    mid = n // 2
+    return v[mid] if n % 2 else (v[mid - 1] + v[mid]) / 2
+
+
+CheckFn = Callable[[Context], CheckResult]
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    rules: tuple[Rule, ...]
+    run: CheckFn
+    description: str
+
+
+def per_series(ctx: Context, role: Role, result: CheckResult,
+               fn: Callable[[Series], SkipReason | None], what: str) -> CheckResult:
+    """Run ``fn`` on every judged series of ``role``; record coverage per series."""
+    judged, _ = ctx.judged(role)
+    if not judged:
+        result.skipped = SkipReason(Skip.NO_SERIES, f"no {what} series in the log")
+        return result
+    for s in judged:
+        result.coverage[s.label] = fn(s)
+    if all(r is not None for r in result.coverage.values()):
+        reasons = {r.reason for r in result.coverage.values() if r is not None}
+        first = next(r for r in result.coverage.values() if r is not None)
+        result.skipped = SkipReason(first.reason if len(reasons) == 1 else Skip.DEGENERATE,
+                                    "; ".join(f"{k}: {v.detail}" for k, v in result.coverage.items() if v))
+    return result

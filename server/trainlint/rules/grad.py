@@ -1,0 +1,99 @@
+"""TP-ZERO-GRAD and TP-GRAD-SPIKE: what the logged gradient norms show."""
+
+from __future__ import annotations
+
+from ..model import Role, Series
+from ..output.values import fmt_step, fmt_value
+from .base import (
+    Check, CheckResult, Context, Evidence, Finding, Level, Measurement, Ratio, Related, Rule, Skip, SkipReason,
+    Step, finite, per_series, upper_median,
+)
+
+TP_ZERO_GRAD = Rule("TP-ZERO-GRAD", Level.FAIL, "zero-grad", "Every gradient norm is exactly zero")
+TP_GRAD_SPIKE = Rule("TP-GRAD-SPIKE", Level.WARN, "grad-spike", "A gradient norm far above its median")
+MAX_RELATED = 5
+
+
+def _loss_improved(ctx: Context) -> tuple[bool, float | None, float | None]:
+    train, _ = ctx.judged(Role.TRAIN_LOSS)
+    if not train:
+        return False, None, None
+    s = max(train, key=len)
+    _, vals = finite(s)
+    nz = [v for v in vals if v != 0]
+    if not nz:
+        return False, None, None
+    return min(nz) < 0.95 * nz[0], nz[0], min(nz)
+
+
+def check_zero_grad(ctx: Context) -> CheckResult:
+    res = CheckResult()
+    th = ctx.th
+
+    def one(s: Series) -> SkipReason | None:
+        idx, vals = finite(s)
+        if len(vals) < th.min_grad_points_for_zero:
+            return SkipReason(Skip.TOO_FEW, f"{len(vals)} finite gradient norms, fewer than {th.min_grad_points_for_zero}")
+        zeros = all(v == 0.0 for v in vals)
+        res.measurements.append(Measurement("zero-grad", s.label, {"all_zero": zeros}, f"all zero: {zeros}"))
+        if not zeros:
+            return None
+        improved, first, best = _loss_improved(ctx)
+        if improved:
+            return SkipReason(Skip.WAIVED, f"all {len(vals)} values are 0.0 but the loss improved "
+                              f"({fmt_value(first)} to {fmt_value(best)}): this series is an aggregate that does "
+                              "not report the true gradient norm")
+        f = Finding(TP_ZERO_GRAD.id, TP_ZERO_GRAD.level,
+                    "Every logged gradient norm is exactly zero and the loss did not improve: no gradient may be "
+                    "reaching the trainable parameters (frozen or detached parameters, adapters not attached, "
+                    "reentrant checkpointing with PEFT).",
+                    Evidence({"series": s.label, "points": len(vals)}, "{series}: all {points} finite values are 0.0"),
+                    ctx.point(s, idx[0]), s.label, s.key, marks={idx[0]: "first-zero"})
+        res.findings.append(f)
+        return None
+
+    return per_series(ctx, Role.GRAD_NORM, res, one, "gradient-norm")
+
+
+def check_grad_spike(ctx: Context) -> CheckResult:
+    res = CheckResult()
+    th = ctx.th
+
+    def one(s: Series) -> SkipReason | None:
+        idx, vals = finite(s)
+        if len(vals) < th.min_grad_points_for_spike:
+            return SkipReason(Skip.TOO_FEW, f"{len(vals)} finite gradient norms, fewer than {th.min_grad_points_for_spike}")
+        med = upper_median(vals)
+        if med <= 0:
+            return SkipReason(Skip.DEGENERATE, "the median gradient norm is not positive")
+        limit = th.max_grad_norm_spike_ratio * med
+        spikes = [j for j, v in enumerate(vals) if v > limit]
+        top = max(range(len(vals)), key=lambda j: vals[j])
+        values = {"series": s.label, "max": vals[top], "step": Step(s.steps[idx[top]]), "median": med,
+                  "ratio": Ratio(vals[top] / med), "threshold": th.max_grad_norm_spike_ratio, "spikes": len(spikes),
+                  "points": len(vals)}
+        res.measurements.append(Measurement("grad-spike", s.label, values, f"max/median {vals[top] / med:.3g}"))
+        if not spikes:
+            return None
+        f = Finding(TP_GRAD_SPIKE.id, TP_GRAD_SPIKE.level,
+                    "A gradient norm this far above its median is a sudden large update: it may come from a bad "
+                    "batch, a learning rate too high for this stage, or missing gradient clipping. One spike that "
+                    "the loss recovers from is often harmless; repeated spikes are not.",
+                    Evidence(values, "{series}: maximum {max} at step {step} is {ratio}x the median {median} "
+                                     "(threshold {threshold}); {spikes} of {points} values exceed it"),
+                    ctx.point(s, idx[top]), s.label, s.key, marks={idx[top]: "spike"})
+        others = sorted((j for j in spikes if j != top), key=lambda j: -vals[j])[:MAX_RELATED]
+        for j in sorted(others):
+            f.related.append(Related("spike", ctx.point(s, idx[j]),
+                                     f"{fmt_value(vals[j])} at step {fmt_step(s.steps[idx[j]])}"))
+            f.marks[idx[j]] = "spike"
+        res.findings.append(f)
+        return None
+
+    return per_series(ctx, Role.GRAD_NORM, res, one, "gradient-norm")
+
+
+CHECKS = (
+    Check("zero-grad", (TP_ZERO_GRAD,), check_zero_grad, "all-zero gradient norms"),
+    Check("grad-spike", (TP_GRAD_SPIKE,), check_grad_spike, "gradient norms far above their median"),
+)

@@ -1,0 +1,229 @@
+"""The loss-level family: TP-ZERO-LOSS, TP-ZERO-LOSS-ONSET, TP-FLAT, TP-DIVERGE, TP-DEAD-RUN.
+
+Each judges every train-loss series on its own. TP-DIVERGE compares the *level* at the end
+with the lowest *level* the loss held, both medians over a window, so one noisy batch at either
+place cannot decide it; a window of 1 reproduces trainproof's last-point-versus-minimum test.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+
+from ..model import Role, Series
+from .base import (
+    Check, CheckResult, Context, Evidence, Finding, Level, Measurement, Ratio, Related, Rule, Skip, SkipReason,
+    Step, finite, median, per_series, upper_median,
+)
+
+TP_ZERO_LOSS = Rule("TP-ZERO-LOSS", Level.FAIL, "zero-loss", "Every loss value is exactly zero")
+TP_ZERO_LOSS_ONSET = Rule("TP-ZERO-LOSS-ONSET", Level.FAIL, "zero-loss", "The loss ends in a run of exact zeros")
+TP_FLAT = Rule("TP-FLAT", Level.FAIL, "flat-loss", "The loss does not vary")
+TP_DIVERGE = Rule("TP-DIVERGE", Level.FAIL, "divergence", "The loss ends far above its lowest level")
+TP_DEAD_RUN = Rule("TP-DEAD-RUN", Level.FAIL, "dead-run", "The loss did not improve from start to end")
+
+
+def _nonfinite_grads_from(ctx: Context, step: float) -> tuple[int, int]:
+    grads, _ = ctx.judged(Role.GRAD_NORM)
+    vals = [v for s in grads for x, v in zip(s.steps, s.values, strict=True) if x >= step]
+    return sum(1 for v in vals if not math.isfinite(v)), len(vals)
+
+
+def check_zero_loss(ctx: Context) -> CheckResult:
+    res = CheckResult()
+    th = ctx.th
+
+    def one(s: Series) -> SkipReason | None:
+        idx, vals = finite(s)
+        if len(vals) < th.min_points_for_degenerate_check:
+            return SkipReason(Skip.TOO_FEW, f"{len(vals)} finite points, fewer than "
+                              f"{th.min_points_for_degenerate_check}")
+        if all(v == 0.0 for v in vals):
+            ev = Evidence({"series": s.label, "points": len(vals)},
+                          "{series}: all {points} finite values are exactly 0.0")
+            res.findings.append(Finding(
+                TP_ZERO_LOSS.id, TP_ZERO_LOSS.level,
+                "A loss of exactly zero at every logged step usually means nothing is being learned from: "
+                "every label masked (-100), empty targets, or a loss that is not connected to the model.",
+                ev, ctx.point(s, idx[0]), s.label, s.key, marks={idx[0]: "first-zero"}))
+            return None
+        tail = 0
+        for v in reversed(vals):
+            if v != 0.0:
+                break
+            tail += 1
+        res.measurements.append(Measurement("zero-loss", s.label, {"zero_tail": tail}, f"ends in {tail} exact zeros"))
+        if tail >= th.min_zero_tail_for_onset and any(v > 0 for v in vals[:-tail]):
+            onset = idx[len(vals) - tail]
+            last_pos = idx[len(vals) - tail - 1]
+            values = {"series": s.label, "last_positive": s.values[last_pos], "last_positive_step": Step(s.steps[last_pos]),
+                      "zeros": tail, "onset_step": Step(s.steps[onset])}
+            template = ("{series}: last positive value {last_positive} at step {last_positive_step}, then {zeros} "
+                        "consecutive values of exactly 0.0 from step {onset_step}")
+            bad_g, all_g = _nonfinite_grads_from(ctx, s.steps[onset])
+            if bad_g:
+                values.update(grad_non_finite=bad_g, grad_points=all_g)
+                template += "; {grad_non_finite} of {grad_points} gradient norms from that step are non-finite"
+                message = ("A loss logged as exactly 0.0 while the gradient norms are non-finite is consistent with a "
+                           "non-finite loss being masked before logging (HF Trainer's logging_nan_inf_filter), not "
+                           "with convergence. Treat the run as having produced NaN/Inf losses from this step.")
+            else:
+                message = ("The loss dropped to exactly zero and stayed there. Real losses rarely reach exactly 0.0: "
+                           "check for masked labels, an empty batch source, or a masked non-finite loss.")
+            f = Finding(TP_ZERO_LOSS_ONSET.id, TP_ZERO_LOSS_ONSET.level, message, Evidence(values, template),
+                        ctx.point(s, onset), s.label, s.key, marks={onset: "first-zero", last_pos: "last-positive"})
+            f.related.append(Related("last-positive", ctx.point(s, last_pos), "last positive loss"))
+            res.findings.append(f)
+        return None
+
+    return per_series(ctx, Role.TRAIN_LOSS, res, one, "train-loss")
+
+
+def check_flat(ctx: Context) -> CheckResult:
+    res = CheckResult()
+    th = ctx.th
+
+    def one(s: Series) -> SkipReason | None:
+        idx, vals = finite(s)
+        if len(vals) < th.min_points_for_degenerate_check:
+            return SkipReason(Skip.TOO_FEW, f"{len(vals)} finite points, fewer than "
+                              f"{th.min_points_for_degenerate_check}; one record is not a flat curve")
+        mean = statistics.fmean(vals)
+        if mean <= 0:
+            return SkipReason(Skip.DEGENERATE, "the mean loss is not positive, so its relative variation is undefined")
+        cv = statistics.pstdev(vals) / mean
+        values = {"series": s.label, "cv": Ratio(cv), "points": len(vals), "mean": mean,
+                  "threshold": th.min_loss_variation}
+        res.measurements.append(Measurement("flat-loss", s.label, values,
+                                            f"variation {cv:.3g} over {len(vals)} points"))
+        if cv < th.min_loss_variation:
+            ev = Evidence(values, "{series}: coefficient of variation {cv} over {points} points (mean {mean}) is "
+                                  "below {threshold}")
+            f = Finding(TP_FLAT.id, TP_FLAT.level,
+                        "The loss barely moves: the model may not be updating (learning rate zero, frozen "
+                        "parameters) or the loss may sit at chance level (ln(classes)).",
+                        ev, ctx.point(s, idx[-1]), s.label, s.key, marks={idx[0]: "first", idx[-1]: "last"})
+            f.related.append(Related("first", ctx.point(s, idx[0]), "first value of the flat stretch"))
+            res.findings.append(f)
+        return None
+
+    return per_series(ctx, Role.TRAIN_LOSS, res, one, "train-loss")
+
+
+def level_windows(vals: list[float], w: int) -> tuple[float, tuple[int, int], float, tuple[int, int]]:
+    """(lowest level, its window [a, b), end level, end window): medians over ``w`` points.
+
+    Windows that start at the first point may be shorter, down to two points: the loss a run
+    starts from (a pretrained model before a fine-tune moved it) is a level of its own even when
+    the run left it after two logged points, as the gallery's lr_hot runs do.
+    """
+    n = len(vals)
+    best = (math.inf, (0, 0))
+    for b in range(min(2, w), n + 1):
+        a = max(0, b - w)
+        level = median(vals[a:b])
+        if level < best[0]:
+            best = (level, (a, b))
+    end = median(vals[n - w:])
+    return best[0], best[1], end, (n - w, n)
+
+
+def check_divergence(ctx: Context) -> CheckResult:
+    res = CheckResult()
+    th = ctx.th
+
+    def one(s: Series) -> SkipReason | None:
+        idx, vals = finite(s)
+        if len(vals) < th.min_points_for_trend:
+            return SkipReason(Skip.TOO_FEW, f"{len(vals)} finite points, fewer than {th.min_points_for_trend}")
+        nonzero = [v for v in vals if v != 0.0]
+        if not nonzero or min(nonzero) <= 0:
+            return SkipReason(Skip.DEGENERATE, "the loss takes non-positive values, so a ratio to its minimum is "
+                              "meaningless")
+        raw_ratio = vals[-1] / min(nonzero)
+        w = th.window_for(len(vals))
+        if w == 1:
+            lo = min(nonzero)
+            lo_i = vals.index(lo)
+            lo_win, end, end_win = (lo_i, lo_i + 1), vals[-1], (len(vals) - 1, len(vals))
+        else:
+            lo, lo_win, end, end_win = level_windows(vals, w)
+            if lo <= 0:
+                return SkipReason(Skip.DEGENERATE, "the lowest median level is not positive")
+        ratio = end / lo
+        values = {"series": s.label, "end": end, "end_first": Step(s.steps[idx[end_win[0]]]),
+                  "end_last": Step(s.steps[idx[end_win[1] - 1]]), "minimum": lo,
+                  "min_first": Step(s.steps[idx[lo_win[0]]]), "min_last": Step(s.steps[idx[lo_win[1] - 1]]),
+                  "ratio": Ratio(ratio), "threshold": th.max_loss_divergence_ratio, "window": w,
+                  "raw_ratio": Ratio(raw_ratio)}
+        res.measurements.append(Measurement("divergence", s.label, values,
+                                            f"end/min {ratio:.3g} over {w}-point medians (last point/min {raw_ratio:.3g})"))
+        if ratio <= th.max_loss_divergence_ratio:
+            return None
+        if w == 1:
+            template = ("{series}: last value {end} at step {end_last} is {ratio}x the minimum {minimum} at step "
+                        "{min_last} (threshold {threshold})")
+        else:
+            template = ("{series}: end level {end} (median of the last {window} points, steps {end_first}-{end_last}) "
+                        "is {ratio}x the lowest level {minimum} (median of points at steps {min_first}-{min_last}); "
+                        "threshold {threshold}; last point/minimum {raw_ratio}")
+        if ctx.facts.get("log_is_prefix"):
+            values["run_last_step"] = Step(ctx.facts["run_last_step"])
+            template += "; this is the end of the log, not of the run (the run reached step {run_last_step})"
+        end_i, lo_mid = idx[end_win[1] - 1], idx[(lo_win[0] + lo_win[1] - 1) // 2]
+        f = Finding(TP_DIVERGE.id, TP_DIVERGE.level,
+                    "The loss ends well above the lowest level it reached: training may have become unstable "
+                    "(learning rate too high, a bad stretch of data, a precision overflow), or the run kept going "
+                    "past its best point. Compare with the held-out loss and look at what changed after the minimum.",
+                    Evidence(values, template), ctx.point(s, end_i), s.label, s.key,
+                    marks={end_i: "end", lo_mid: "minimum"})
+        f.related.append(Related("minimum", ctx.point(s, lo_mid), f"lowest level {lo:.6g}"))
+        if w > 1:
+            f.related.append(Related("window-start", ctx.point(s, idx[end_win[0]]), "the end window starts here"))
+            f.marks[idx[end_win[0]]] = "window-start"
+        res.findings.append(f)
+        return None
+
+    return per_series(ctx, Role.TRAIN_LOSS, res, one, "train-loss")
+
+
+def check_dead_run(ctx: Context) -> CheckResult:
+    res = CheckResult()
+    th = ctx.th
+    k = th.loss_improvement_window
+
+    def one(s: Series) -> SkipReason | None:
+        idx, vals = finite(s)
+        if len(vals) < th.min_points_for_improvement_check:
+            return SkipReason(Skip.TOO_FEW, f"{len(vals)} finite points, fewer than "
+                              f"{th.min_points_for_improvement_check}")
+        m0, m1 = upper_median(vals[:k]), upper_median(vals[-k:])
+        if m0 <= 0:
+            return SkipReason(Skip.DEGENERATE, "the starting loss level is not positive, so improvement is undefined")
+        improvement = 1 - m1 / m0
+        values = {"series": s.label, "start": m0, "end": m1, "window": k, "improvement": Ratio(improvement),
+                  "required": th.min_loss_improvement,
+                  "start_last": Step(s.steps[idx[k - 1]]), "end_first": Step(s.steps[idx[-k]])}
+        res.measurements.append(Measurement("dead-run", s.label, values, f"improved {improvement:.3g}"))
+        if m1 < (1 - th.min_loss_improvement) * m0:
+            return None
+        f = Finding(TP_DEAD_RUN.id, TP_DEAD_RUN.level,
+                    "The loss at the end is not lower than at the start: the model may not be learning "
+                    "(learning rate zero or far too low, frozen parameters, labels without signal).",
+                    Evidence(values, "{series}: median of the last {window} points {end} (from step {end_first}) vs "
+                                     "median of the first {window} {start} (to step {start_last}): improvement "
+                                     "{improvement}, below the required {required}"),
+                    ctx.point(s, idx[-1]), s.label, s.key, marks={idx[-1]: "end", idx[0]: "start"})
+        f.related.append(Related("start", ctx.point(s, idx[0]), "the start window"))
+        res.findings.append(f)
+        return None
+
+    return per_series(ctx, Role.TRAIN_LOSS, res, one, "train-loss")
+
+
+CHECKS = (
+    Check("zero-loss", (TP_ZERO_LOSS, TP_ZERO_LOSS_ONSET), check_zero_loss, "exact-zero losses"),
+    Check("flat-loss", (TP_FLAT,), check_flat, "relative variation of the loss"),
+    Check("divergence", (TP_DIVERGE,), check_divergence, "end level vs lowest level of the loss"),
+    Check("dead-run", (TP_DEAD_RUN,), check_dead_run, "start vs end of the loss"),
+)

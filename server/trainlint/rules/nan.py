@@ -1,0 +1,120 @@
+"""TP-NAN and TP-NAN-GRAD: non-finite losses and gradient norms.
+
+A NaN in the log says the logged number was NaN. It does not say a NaN reached the weights:
+when finite losses follow a non-finite gradient norm, a loss scaler most likely skipped that
+step, and the messages say so instead of claiming corrupted weights.
+"""
+
+from __future__ import annotations
+
+import math
+
+from ..model import Aggregation, Role, Series
+from .base import (
+    Check, CheckResult, Context, Evidence, Finding, Level, Measurement, Related, Rule, Skip, SkipReason, Step,
+)
+
+TP_NAN = Rule("TP-NAN", Level.FAIL, "non-finite-loss", "Loss is NaN or Inf")
+TP_NAN_GRAD = Rule("TP-NAN-GRAD", Level.FAIL, "grad-finite", "Gradient norm is NaN or Inf")
+MAX_RELATED = 5
+
+
+def _bad(s: Series) -> list[int]:
+    return [i for i, v in enumerate(s.values) if not math.isfinite(v)]
+
+
+def _finite_after(s: Series, step: float) -> int:
+    return sum(1 for x, v in zip(s.steps, s.values, strict=True) if x > step and math.isfinite(v))
+
+
+def check_nan(ctx: Context) -> CheckResult:
+    res = CheckResult()
+    train, _ = ctx.judged(Role.TRAIN_LOSS)
+    held, _ = ctx.judged(Role.EVAL_LOSS)
+    if not train and not held:
+        res.skipped = SkipReason(Skip.NO_SERIES, "no loss series in the log")
+        return res
+    for s in train + held:
+        res.coverage[s.label] = None
+        bad = _bad(s)
+        res.measurements.append(Measurement("non-finite-loss", s.label, {"non_finite": len(bad), "points": len(s)},
+                                            f"{len(bad)} of {len(s)} values non-finite"))
+        if not bad:
+            continue
+        first = bad[0]
+        values = {"series": s.label, "count": len(bad), "points": len(s), "value": s.values[first],
+                  "step": Step(s.steps[first])}
+        template = "{series}: {count} of {points} logged values are non-finite; the first is {value} at step {step}"
+        message = ("The logged loss is NaN or Inf from this point: the forward pass or the loss computation "
+                   "produced a non-finite number. The log alone does not show whether it reached the weights.")
+        if s.aggregation == Aggregation.RUNNING:
+            step_series = ctx.log.series.get(s.key.replace(Aggregation.RUNNING.value, Aggregation.STEP.value))
+            if step_series is not None and len(step_series) > first and math.isfinite(step_series.values[first]):
+                values["logged_value"] = step_series.values[first]
+                template += " while the value logged at that step is {logged_value}"
+                message = ("The running average became non-finite while the value logged at the same step is "
+                           "finite: some step between the logged ones produced a NaN or Inf loss that entered "
+                           "the average. The logged per-step values alone would not show it.")
+        after = _finite_after(s, s.steps[bad[-1]])
+        if after:
+            values["finite_after"] = after
+            template += "; {finite_after} finite values follow the last non-finite one"
+            message += " Finite values follow, so training did not stay non-finite."
+        f = Finding(TP_NAN.id, TP_NAN.level, message, Evidence(values, template), ctx.point(s, first),
+                    s.label, s.key, marks={first: "first-non-finite"})
+        for i in bad[1:MAX_RELATED + 1]:
+            f.related.append(Related("non-finite", ctx.point(s, i), f"{s.values[i]} at step {s.steps[i]:g}"))
+            f.marks[i] = "non-finite"
+        res.findings.append(f)
+    return res
+
+
+def check_nan_grad(ctx: Context) -> CheckResult:
+    res = CheckResult()
+    grads, _ = ctx.judged(Role.GRAD_NORM)
+    if not grads:
+        res.skipped = SkipReason(Skip.NO_SERIES, "no gradient-norm series in the log")
+        return res
+    train, _ = ctx.judged(Role.TRAIN_LOSS)
+    loss = max(train, key=len) if train else None
+    for s in grads:
+        res.coverage[s.label] = None
+        bad = _bad(s)
+        res.measurements.append(Measurement("grad-finite", s.label, {"non_finite": len(bad), "points": len(s)},
+                                            f"{len(bad)} of {len(s)} gradient norms non-finite"))
+        if not bad:
+            continue
+        first = bad[0]
+        values = {"series": s.label, "count": len(bad), "points": len(s), "value": s.values[first],
+                  "step": Step(s.steps[first])}
+        template = "{series}: {count} of {points} gradient norms are non-finite; the first is {value} at step {step}"
+        if loss is not None:
+            later = [v for x, v in zip(loss.steps, loss.values, strict=True) if x >= s.steps[first]]
+            finite_later = sum(1 for v in later if math.isfinite(v))
+            values.update(loss_series=loss.label, loss_after=len(later), loss_finite_after=finite_later)
+            template += "; {loss_finite_after} of {loss_after} {loss_series} values from that step on are finite"
+            if later and finite_later == len(later):
+                message = ("The gradient norm overflowed while the loss stayed finite afterwards. This is "
+                           "consistent with a loss scaler (fp16 GradScaler) detecting the overflow and skipping "
+                           "those optimizer steps; the log does not show non-finite weights. Frequent overflows "
+                           "still point at a learning rate or precision setting worth checking.")
+            else:
+                message = ("The gradient norm became non-finite and the loss is non-finite after it too: the "
+                           "update may have corrupted the weights. Check the learning rate, precision and "
+                           "gradient clipping.")
+        else:
+            message = ("The gradient norm was NaN or Inf at these steps. Without a loss series the log cannot "
+                       "show whether the step was skipped by a loss scaler or applied.")
+        f = Finding(TP_NAN_GRAD.id, TP_NAN_GRAD.level, message, Evidence(values, template), ctx.point(s, first),
+                    s.label, s.key, marks={first: "first-non-finite"})
+        for i in bad[1:MAX_RELATED + 1]:
+            f.related.append(Related("non-finite", ctx.point(s, i), f"{s.values[i]} at step {s.steps[i]:g}"))
+            f.marks[i] = "non-finite"
+        res.findings.append(f)
+    return res
+
+
+CHECKS = (
+    Check("non-finite-loss", (TP_NAN,), check_nan, "any NaN or Inf in a loss series"),
+    Check("grad-finite", (TP_NAN_GRAD,), check_nan_grad, "any NaN or Inf in a gradient-norm series"),
+)

@@ -1,0 +1,97 @@
+"""Every threshold a rule uses, in one place, each with the reason for its default.
+
+Defaults carried over from trainproof 0.22.0 keep its names and values, so a trainproof user
+gets the same verdicts where we do not differ on purpose. ``.trainlint.yaml`` can override any
+of them under ``thresholds:`` by the lower-case name (``max_loss_divergence_ratio: 2.0``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    # -- loss level ----------------------------------------------------------------------------
+    #: trainproof: the end of the loss may sit at most 1.5x above its minimum.
+    max_loss_divergence_ratio: float = 1.5
+    #: The end level and the lowest level are medians over windows of at most this many points;
+    #: 1 compares the last point with the global minimum, exactly as trainproof does.
+    divergence_window: int = 25
+    #: ... and at least this many, so a single noisy batch cannot set either level ...
+    divergence_window_min: int = 5
+    #: ... scaling with the series as n // 20 between the two: a 60-point gallery log uses 5 points,
+    #: a 2,500-point Coqui log 25. Windows at the start may be half as long, so a minimum held only
+    #: at the beginning of a run (the loss of the pretrained model) still counts.
+    divergence_window_divisor: int = 20
+    #: Below this many finite points there is no trend to measure (two points are not "diverging").
+    min_points_for_trend: int = 10
+    #: trainproof: all-zero and flat-loss checks need at least 5 finite points.
+    min_points_for_degenerate_check: int = 5
+    #: trainproof: a tail of at least 5 exact zeros after a positive loss is a zero-loss onset.
+    min_zero_tail_for_onset: int = 5
+    #: trainproof: a coefficient of variation below 0.001 is a flat loss.
+    min_loss_variation: float = 0.001
+    #: trainproof: the dead-run check compares medians of the first and last 5 points ...
+    loss_improvement_window: int = 5
+    #: ... needs 10 points ...
+    min_points_for_improvement_check: int = 10
+    #: ... and calls a run dead when the end median is not at least 5% below the start median.
+    min_loss_improvement: float = 0.05
+    # -- gradients -----------------------------------------------------------------------------
+    #: trainproof: a gradient norm above 10x the median is a spike.
+    max_grad_norm_spike_ratio: float = 10.0
+    #: trainproof: the spike check needs more than 5 finite gradient norms.
+    min_grad_points_for_spike: int = 6
+    #: trainproof: the all-zero gradient check needs 5 finite gradient norms.
+    min_grad_points_for_zero: int = 5
+    # -- learning rate -------------------------------------------------------------------------
+    #: trainproof: 99% of logged learning rates <= 0 means the run did not train.
+    zero_lr_fail_fraction: float = 0.99
+    #: trainproof: more than 10% of logged learning rates <= 0 is worth a warning.
+    max_zero_lr_fraction: float = 0.10
+    # -- held-out loss -------------------------------------------------------------------------
+    #: trainproof: overfitting needs at least 4 finite evaluations ...
+    overfit_min_evals: int = 4
+    #: ... at least 3 of them after the best one ...
+    overfit_tail: int = 3
+    #: ... whose median is more than 1.2x the best.
+    overfit_ratio: float = 1.2
+    # -- timing --------------------------------------------------------------------------------
+    #: trainproof: recent step time more than 3x the early step time is a cliff.
+    step_time_cliff_ratio: float = 3.0
+    #: trainproof: the step-time check needs 10 points.
+    min_points_for_step_cliff: int = 10
+    #: trainproof: loader time above half of step time (median) means input-bound.
+    loader_fraction_max: float = 0.5
+
+    def window_for(self, n: int) -> int:
+        if self.divergence_window <= 1:
+            return 1
+        w = n // max(1, self.divergence_window_divisor)
+        return max(1, min(self.divergence_window, max(self.divergence_window_min, w), n))
+
+    @classmethod
+    def with_overrides(cls, overrides: dict[str, object]) -> tuple[Thresholds, list[str]]:
+        """Apply overrides by name; return the thresholds and a message per rejected entry."""
+        known = {f.name: f.type for f in fields(cls)}
+        values: dict[str, object] = {}
+        errors: list[str] = []
+        for key, raw in overrides.items():
+            name = str(key).lower().replace("-", "_")
+            if name not in known:
+                errors.append(f"unknown threshold {key!r}")
+                continue
+            default = getattr(cls, name)
+            try:
+                value = type(default)(raw)  # int or float, as the default is
+                if isinstance(raw, bool) or value < 0:
+                    raise ValueError
+            except (TypeError, ValueError):
+                errors.append(f"threshold {key!r} must be a non-negative {type(default).__name__}, got {raw!r}")
+                continue
+            values[name] = value
+        return cls(**values), errors  # type: ignore[arg-type]
+
+
+DEFAULT = Thresholds()

@@ -1,0 +1,138 @@
+"""TP-STEP-CLIFF, TP-LOADER-BOUND, TP-THROUGHPUT and TP-GPU-UTIL: how fast the run went."""
+
+from __future__ import annotations
+
+import math
+
+from ..model import Role, Series
+from .base import (
+    Check, CheckResult, Context, Evidence, Finding, Level, Measurement, Ratio, Related, Rule, Skip, SkipReason,
+    Step, finite, per_series, upper_median,
+)
+
+TP_STEP_CLIFF = Rule("TP-STEP-CLIFF", Level.WARN, "step-time", "Recent steps are much slower than early ones")
+TP_LOADER_BOUND = Rule("TP-LOADER-BOUND", Level.WARN, "loader", "Data loading takes most of each step")
+TP_THROUGHPUT = Rule("TP-THROUGHPUT", Level.INFO, "throughput", "Steps per second over the log")
+TP_GPU_UTIL = Rule("TP-GPU-UTIL", Level.INFO, "gpu-util", "Median GPU utilisation")
+
+
+def check_step_cliff(ctx: Context) -> CheckResult:
+    res = CheckResult()
+    th = ctx.th
+
+    def one(s: Series) -> SkipReason | None:
+        idx, vals = finite(s)
+        n = len(vals)
+        if n < th.min_points_for_step_cliff:
+            return SkipReason(Skip.TOO_FEW, f"{n} finite step times, fewer than {th.min_points_for_step_cliff}")
+        early, recent_n = vals[: n // 2], max(1, n // 5)
+        e, r = upper_median(early), upper_median(vals[-recent_n:])
+        if e <= 0:
+            return SkipReason(Skip.DEGENERATE, "the early median step time is not positive")
+        values = {"series": s.label, "recent": r, "recent_points": recent_n, "early": e, "early_points": len(early),
+                  "ratio": Ratio(r / e), "threshold": th.step_time_cliff_ratio,
+                  "from_step": Step(s.steps[idx[n - recent_n]])}
+        res.measurements.append(Measurement("step-time", s.label, values, f"recent/early {r / e:.3g}"))
+        if r <= th.step_time_cliff_ratio * e:
+            return None
+        first = idx[n - recent_n]
+        f = Finding(TP_STEP_CLIFF.id, TP_STEP_CLIFF.level,
+                    "Steps became much slower late in the log: thermal throttling, a slower data source, memory "
+                    "pressure (swapping), or another job on the same device.",
+                    Evidence(values, "{series}: median of the last {recent_points} step times {recent} (from step "
+                                     "{from_step}) is {ratio}x the median of the first {early_points} ({early}); "
+                                     "threshold {threshold}"),
+                    ctx.point(s, first), s.label, s.key, marks={first: "window-start"})
+        f.related.append(Related("early", ctx.point(s, idx[0]), "early step times"))
+        res.findings.append(f)
+        return None
+
+    return per_series(ctx, Role.STEP_TIME, res, one, "step-time")
+
+
+def check_loader(ctx: Context) -> CheckResult:
+    res = CheckResult()
+    loaders, _ = ctx.judged(Role.LOADER_TIME)
+    steps, _ = ctx.judged(Role.STEP_TIME)
+    pairs = [(ld, st) for ld in loaders for st in steps if ld.aggregation == st.aggregation]
+    if not pairs:
+        res.skipped = SkipReason(Skip.NO_SERIES, "no loader-time and step-time series logged side by side")
+        return res
+    for ld, st in pairs:
+        by_step = {x: v for x, v in zip(st.steps, st.values, strict=True) if math.isfinite(v) and v > 0}
+        fr = [(i, v / by_step[x]) for i, (x, v) in enumerate(zip(ld.steps, ld.values, strict=True))
+              if x in by_step and math.isfinite(v)]
+        label = f"{ld.label} / {st.label}"
+        if not fr:
+            res.coverage[label] = SkipReason(Skip.DEGENERATE, "no step with both times and a positive step time")
+            continue
+        res.coverage[label] = None
+        med = upper_median(f for _, f in fr)
+        values = {"loader": ld.label, "step": st.label, "percent": Ratio(100 * med), "points": len(fr),
+                  "threshold": Ratio(100 * ctx.th.loader_fraction_max)}
+        res.measurements.append(Measurement("loader", label, values, f"median loader share {100 * med:.3g}%"))
+        if med <= ctx.th.loader_fraction_max:
+            continue
+        last = fr[-1][0]
+        res.findings.append(Finding(
+            TP_LOADER_BOUND.id, TP_LOADER_BOUND.level,
+            "Most of each step is spent waiting for data: the accelerator idles. More loader workers, faster "
+            "storage, or pre-processing ahead of time would speed the run up.",
+            Evidence(values, "{loader} is a median {percent}% of {step} over {points} steps (threshold {threshold}%)"),
+            ctx.point(ld, last), ld.label, ld.key, marks={last: "end"}))
+    if all(v is not None for v in res.coverage.values()):
+        res.skipped = SkipReason(Skip.DEGENERATE, "no usable pair of loader and step times")
+    return res
+
+
+def check_throughput(ctx: Context) -> CheckResult:
+    res = CheckResult()
+    train, _ = ctx.judged(Role.TRAIN_LOSS)
+    timed = [s for s in train if sum(1 for w in s.walls if math.isfinite(w)) >= 2]
+    if not timed:
+        res.skipped = SkipReason(Skip.NO_SERIES, "no train-loss series with wall-clock times")
+        return res
+    s = max(timed, key=len)
+    idx = [i for i, w in enumerate(s.walls) if math.isfinite(w)]
+    a, b = idx[0], idx[-1]
+    dt, ds = s.walls[b] - s.walls[a], s.steps[b] - s.steps[a]
+    res.coverage[s.label] = None
+    if dt <= 0 or ds <= 0:
+        res.coverage[s.label] = SkipReason(Skip.DEGENERATE, "no time or no steps elapsed between first and last point")
+        res.skipped = res.coverage[s.label]
+        return res
+    values = {"series": s.label, "rate": Ratio(ds / dt), "seconds": Ratio(dt), "first": Step(s.steps[a]),
+              "last": Step(s.steps[b])}
+    res.measurements.append(Measurement("throughput", s.label, values, f"{ds / dt:.3g} steps/s"))
+    res.findings.append(Finding(
+        TP_THROUGHPUT.id, TP_THROUGHPUT.level, "Average speed over the log, for context; it says nothing about "
+        "slow stretches in between.",
+        Evidence(values, "{series}: {rate} steps/s from step {first} to step {last} over {seconds} s"),
+        ctx.point(s, b), s.label, s.key))
+    return res
+
+
+def check_gpu_util(ctx: Context) -> CheckResult:
+    res = CheckResult()
+
+    def one(s: Series) -> SkipReason | None:
+        idx, vals = finite(s)
+        if not vals:
+            return SkipReason(Skip.DEGENERATE, "no finite GPU utilisation values")
+        med = upper_median(vals)
+        values = {"series": s.label, "median": med, "points": len(vals)}
+        res.measurements.append(Measurement("gpu-util", s.label, values, f"median {med:.3g}"))
+        res.findings.append(Finding(TP_GPU_UTIL.id, TP_GPU_UTIL.level, "GPU utilisation over the log, for context.",
+                                    Evidence(values, "{series}: median {median} over {points} samples"),
+                                    ctx.point(s, idx[-1]), s.label, s.key))
+        return None
+
+    return per_series(ctx, Role.GPU_UTIL, res, one, "GPU-utilisation")
+
+
+CHECKS = (
+    Check("step-time", (TP_STEP_CLIFF,), check_step_cliff, "recent vs early step time"),
+    Check("loader", (TP_LOADER_BOUND,), check_loader, "loader time as a share of step time"),
+    Check("throughput", (TP_THROUGHPUT,), check_throughput, "steps per second (context)"),
+    Check("gpu-util", (TP_GPU_UTIL,), check_gpu_util, "median GPU utilisation (context)"),
+)
