@@ -74,7 +74,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_CANNOT_JUDGE
     except BrokenPipeError:
         return EXIT_OK
-    except Exception as e:  # noqa: BLE001 - the one place that turns a bug into exit 2 with a message
+    except Exception as e:
         print(f"trainlint: internal error: {type(e).__name__}: {e}", file=sys.stderr)
         return EXIT_CANNOT_JUDGE
     return EXIT_CANNOT_JUDGE

@@ -132,7 +132,7 @@ def load(path: str | None) -> Config:
             data = yaml.safe_load(f)
     except OSError as e:
         return Config(source=path, errors=[f"{path}: cannot read ({e.strerror or e})"])
-    except Exception as e:  # noqa: BLE001 - yaml raises YAMLError subclasses with positions
+    except Exception as e:
         return Config(source=path, errors=[f"{path}: not valid YAML ({e})"])
     return from_mapping(data, path)
 

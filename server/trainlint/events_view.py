@@ -44,7 +44,7 @@ def render(log: LogFile, member: str | None = None) -> EventsView:
     rows.sort(key=lambda r: (r[0], r[1], r[2]))
     name = os.path.basename(member or log.path)
     view = EventsView([f"# trainlint view of {name}: {len(rows)} scalars (step, tag, value, wall time, record)"])
-    for f, rec, _, s, i in rows:
+    for _file, rec, _, s, i in rows:
         view.line_of[(s.key, i)] = len(view.lines) + 1
         view.lines.append(f"{fmt_step(s.steps[i])}\t{s.name}\t{s.values[i]!r}\t{_wall(s.walls[i])}\t{rec}")
     return view

@@ -118,12 +118,12 @@ def _summary(rule: Rule, rep: Report, log: LogFile, head: str) -> Finding:
     return Finding(rule.id, rule.level, message, Evidence(values, "; ".join(parts)), _file_start(log))
 
 
-def not_checked(path: str, fmt: str | None, reason: str) -> Report:
+def not_checked(path: str, fmt: str | None, reason: str, code: Skip = Skip.UNREADABLE) -> Report:
     """A report for a path that could not be read or is not a training log."""
     rep = Report(path, fmt, Level.NOT_CHECKED, error=reason)
     loc = Location(path, None)
     rep.findings.append(Finding(TP_NOT_CHECKED.id, Level.NOT_CHECKED, f"Could not judge this file: {reason}.",
-                                Evidence({"reason": reason}, "{reason}"), loc))
+                                Evidence({"reason": code.value}, "nothing judged ({reason})"), loc))
     rep.skipped = {c.name: SkipReason(Skip.UNREADABLE, reason) for c in CHECKS}
     return rep
 
@@ -140,7 +140,7 @@ def judge_path(path: str, cfg: Config | None = None, fmt: str | None = None,
         src = open_log(path, cfg, fmt)
         src.update()
     except NotALog as e:
-        return not_checked(path, None, f"not a training log ({e})")
+        return not_checked(path, None, f"not a training log ({e})", Skip.NOT_APPLICABLE)
     except FileNotFoundError:
         return not_checked(path, fmt, "it does not exist (or vanished while being read)")
     except PermissionError:

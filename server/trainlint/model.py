@@ -17,6 +17,10 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from .lines import split_lines
+
+LINE_LOOKUP_BYTES = 16 << 20
+
 
 class Role(StrEnum):
     TRAIN_LOSS = "train-loss"
@@ -227,16 +231,21 @@ class LogFile:
         if i < 0:
             return None
         first, offset = self.line_index[i]
+        limit = LINE_LOOKUP_BYTES
+        if i + 1 < len(self.line_index):  # the chunk ends where the next one starts
+            limit = min(limit, self.line_index[i + 1][1] - offset + 1)
         try:
             with open(self.path, "rb") as f:
                 f.seek(offset)
-                for _ in range(line_no - first):
-                    if not f.readline(1 << 24):
-                        return None
-                raw = f.readline(1 << 20)
+                block = f.read(limit)
         except OSError:
             return None
-        return raw.decode("utf-8", "replace").rstrip("\r\n")
+        lines = split_lines(block.decode("utf-8", "replace"))
+        k = line_no - first
+        # The last line of the block may be cut short by the read limit: only trust earlier ones.
+        if k >= len(lines) or (k == len(lines) - 1 and len(block) == LINE_LOOKUP_BYTES == limit):
+            return None
+        return lines[k]
 
     def locate(self, s: Series, i: int, line_text: str | None = None) -> Location:
         """The exact location of point i of series s (column span resolved from the line)."""

@@ -62,7 +62,8 @@ def report(rep: Report) -> dict[str, Any]:
     }
 
 
-def document(reports: list[Report], error: str | None = None, discovery: dict[str, Any] | None = None) -> dict[str, Any]:
+def document(reports: list[Report], error: str | None = None,
+             discovery: dict[str, Any] | None = None) -> dict[str, Any]:
     w = worst([r.verdict for r in reports])
     doc = {
         "schema_version": SCHEMA_VERSION,

@@ -76,9 +76,8 @@ def detect(path: str) -> Detection:
         return Detection("coqui", "Coqui trainer step blocks")
     if jsonl.looks_like(head):
         return Detection("jsonl", "one JSON object per line")
-    if suffix == ".csv" or csv_log.looks_like(head):
-        if csv_log.looks_like(head) or suffix == ".csv":
-            return Detection("csv", "a header row and numeric rows")
+    if (suffix == ".csv" or csv_log.looks_like(head)) and (csv_log.looks_like(head) or suffix == ".csv"):
+        return Detection("csv", "a header row and numeric rows")
     if text_stdout.looks_like(head):
         return Detection("text", "lines with a step and a loss")
     if len(raw) == HEAD_BYTES:  # long preambles (env and config dumps): look further for text logs

@@ -15,6 +15,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from ..lines import count_breaks, count_breaks_bytes, ends_with_break
 from ..model import LogFile, Series, series_key
 from ..roles import Classified, RoleMap, classify
 
@@ -38,7 +39,7 @@ class FormatReader(ABC):
     def scan(self, text: str, first_line: int) -> None:
         """Read complete lines; ``text`` starts at line ``first_line`` (1-based)."""
 
-    def finish(self) -> None:
+    def finish(self) -> None:  # noqa: B027 - optional hook, most readers need nothing here
         """Called after every update, once the tail knows it is at the end of the file."""
 
     # Parser state that survives between chunks. Readers keep it in ``self.state``.
@@ -186,7 +187,7 @@ class Tail:
         self.reader.scan(text, 1)
         self.reader.finish()
         self.offset = len(data)
-        self.next_line = text.count("\n") + 1
+        self.next_line = count_breaks(text) + 1
 
     def _read_lines(self, f: Any) -> None:
         f.seek(self.offset)
@@ -238,8 +239,8 @@ class Tail:
             self.log.facts["_bad_utf8"] = True
             self.log.problem("the file is not valid UTF-8; undecodable bytes were replaced", self.next_line)
         self.log.line_index.append((self.next_line, offset))
-        n = chunk.count(b"\n")
+        n = count_breaks_bytes(chunk)
         self.reader.scan(text, self.next_line)
-        self.next_line += n if chunk.endswith(b"\n") else n + 1
+        self.next_line += n if ends_with_break(chunk) else n + 1
         self.offset = offset + len(chunk)
         self.log.lines_read = self.next_line - 1

@@ -16,7 +16,8 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from ..model import Aggregation, Event, EventKind, LogFile, Locator, Role, Series, parse_number
+from ..lines import count_breaks
+from ..model import Aggregation, Event, EventKind, Locator, LogFile, Role, Series, parse_number
 from ..roles import Classified, RoleMap, classify
 from .base import FormatReader
 
@@ -76,7 +77,7 @@ class CoquiReader(FormatReader):
         line = first_line
         last = 0
         for m in _MASTER.finditer(text):
-            line += text.count("\n", last, m.start())
+            line += count_breaks(text, last, m.start())
             last = m.start()
             kind = m.lastgroup
             if kind == "val":
@@ -96,7 +97,8 @@ class CoquiReader(FormatReader):
                 st.mode = ""
                 log.facts["epoch"] = st.epoch
                 log.facts["planned_epochs"] = int(m.group("eptot"))
-                log.events.append(_ev(EventKind.EPOCH, st.step, line, m.group(0), epoch=st.epoch,
+                start = 0.0 if st.step is None else st.step + max(0, st.total - st.local)
+                log.events.append(_ev(EventKind.EPOCH, start, line, m.group(0), epoch=st.epoch,
                                       of=int(m.group("eptot"))))
             elif kind == "evalhdr":
                 st.mode = "eval-pending"

@@ -6,13 +6,15 @@ NaN; a cell that says ``nan`` is NaN. Header names keep the spelling of the file
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import math
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from ..model import LogFile, Locator, Series, parse_number
+from ..lines import split_lines
+from ..model import Locator, LogFile, Series, parse_number
 from ..roles import RoleMap
 from .base import FormatReader
 
@@ -45,7 +47,7 @@ class CsvReader(FormatReader):
 
     def scan(self, text: str, first_line: int) -> None:
         st: _State = self.state
-        lines = text.splitlines()
+        lines = split_lines(text)
         line_no = first_line
         start = 0
         if st.header is None:
@@ -72,10 +74,8 @@ class CsvReader(FormatReader):
                     continue
             wall = math.nan
             if st.wall_col >= 0 and st.wall_col < len(row):
-                try:
+                with contextlib.suppress(ValueError):
                     wall = float(row[st.wall_col])
-                except ValueError:
-                    pass
             for i, cell in enumerate(row):
                 s = series[i] if i < len(series) else None
                 if s is None:

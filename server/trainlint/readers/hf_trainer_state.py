@@ -7,11 +7,13 @@ as a last point. A file cut mid-write still yields every complete entry before t
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from functools import lru_cache
 from typing import Any
 
+from ..lines import count_breaks
 from ..model import Aggregation, Event, EventKind, Locator, Role
 from ..roles import Classified, classify
 from .base import FormatReader
@@ -56,10 +58,8 @@ class HFTrainerStateReader(FormatReader):
                     log.facts[k] = doc[k]
         else:
             for m in _FACT_RE.finditer(text):
-                try:
+                with contextlib.suppress(ValueError):
                     log.facts.setdefault(m.group(1), json.loads(m.group(2)))
-                except ValueError:
-                    pass
         start = text.find('"log_history"')
         if start < 0:
             log.problem("no `log_history` in this JSON: it is not HF Trainer output")
@@ -68,14 +68,14 @@ class HFTrainerStateReader(FormatReader):
         if pos < 0:
             return
         pos += 1
-        line = first_line + text.count("\n", 0, pos)
+        line = first_line + count_breaks(text, 0, pos)
         index = 0
         n = len(text)
         while True:
+            start = pos
             while pos < n and text[pos] in _WS:
-                if text[pos] == "\n":
-                    line += 1
                 pos += 1
+            line += count_breaks(text, start, pos)
             if pos >= n or text[pos] == "]":
                 break
             try:
@@ -88,7 +88,7 @@ class HFTrainerStateReader(FormatReader):
                 self._entry(entry, text, pos, line, index)
             else:
                 log.problem(f"log_history entry {index} is not an object; skipped", line)
-            line += text.count("\n", pos, end)
+            line += count_breaks(text, pos, end)
             pos = end
             index += 1
         log.facts["log_history_entries"] = index
@@ -109,7 +109,7 @@ class HFTrainerStateReader(FormatReader):
             if key in _SKIP_KEYS or value is None:
                 continue
             at = text.find(f'"{key}"', pos)
-            key_line = line + text.count("\n", pos, at) if at >= 0 else line
+            key_line = line + count_breaks(text, pos, at) if at >= 0 else line
             if not _is_number(value):
                 # elapsed_time and friends are strings by design; a string loss is worth a word.
                 if isinstance(value, str | bool) and key not in self._reported and classify(key).role != Role.OTHER:

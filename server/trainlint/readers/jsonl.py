@@ -12,6 +12,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..lines import split_lines
 from ..model import Aggregation, Event, EventKind, LogFile, Role
 from ..roles import Classified, RoleMap, classify
 from .base import FormatReader
@@ -46,7 +47,7 @@ class JsonlReader(FormatReader):
     def scan(self, text: str, first_line: int) -> None:
         st: _State = self.state
         loads = json.loads
-        for offset, raw in enumerate(text.splitlines()):
+        for offset, raw in enumerate(split_lines(text)):
             line = first_line + offset
             raw = raw.strip()
             if not raw:

@@ -10,11 +10,13 @@ the first step (config dumps, printed source code) are not read as measurements.
 
 from __future__ import annotations
 
+import contextlib
 import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from ..model import NUMBER_RE, Event, EventKind, LogFile, Locator, Role, parse_number
+from ..lines import split_lines
+from ..model import NUMBER_RE, Event, EventKind, Locator, LogFile, Role, parse_number
 from ..roles import Classified, RoleMap, classify
 from .base import FormatReader
 
@@ -69,7 +71,7 @@ class TextStdoutReader(FormatReader):
 
     def scan(self, text: str, first_line: int) -> None:
         st: _State = self.state
-        for offset, line in enumerate(text.splitlines()):
+        for offset, line in enumerate(split_lines(text)):
             if line:
                 self._line(line, first_line + offset, st)
 
@@ -116,10 +118,8 @@ class TextStdoutReader(FormatReader):
         for p in pairs:
             key = p.group("key").strip()
             if key.lower() in _STEP_KEYS:
-                try:
+                with contextlib.suppress(ValueError):
                     step = float(parse_number(p.group("v")))
-                except ValueError:
-                    pass
                 tail = line[p.end():p.end() + 12]
                 tm = re.match(r"/(\d+)", tail)
                 if tm:

@@ -207,7 +207,7 @@ class TensorBoardTail:
     def _event(self, payload: bytes, fs: _FileState, offset: int) -> None:
         try:
             ev = self._event_pb2.Event.FromString(payload)
-        except Exception as e:  # noqa: BLE001 - protobuf raises DecodeError and others
+        except Exception as e:
             self.log.problem(f"{_name(fs)}: record {fs.record} is not an Event ({type(e).__name__}); skipped",
                              record=fs.record)
             return

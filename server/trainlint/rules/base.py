@@ -50,7 +50,9 @@ def _fmt(v: Any) -> str:
     if isinstance(v, Step):
         return fmt_step(float(v))
     if isinstance(v, Ratio):
-        return f"{float(v):.3g}" if math.isfinite(v) else fmt_value(float(v))
+        if not math.isfinite(v):
+            return fmt_value(float(v))
+        return f"{float(v):.0f}" if abs(v) >= 1000 else f"{float(v):.3g}"
     if isinstance(v, bool):
         return str(v).lower()
     if isinstance(v, int):

@@ -5,8 +5,22 @@ from __future__ import annotations
 from ..model import Role, Series
 from ..output.values import fmt_step, fmt_value
 from .base import (
-    Check, CheckResult, Context, Evidence, Finding, Level, Measurement, Ratio, Related, Rule, Skip, SkipReason,
-    Step, finite, per_series, upper_median,
+    Check,
+    CheckResult,
+    Context,
+    Evidence,
+    Finding,
+    Level,
+    Measurement,
+    Ratio,
+    Related,
+    Rule,
+    Skip,
+    SkipReason,
+    Step,
+    finite,
+    per_series,
+    upper_median,
 )
 
 TP_ZERO_GRAD = Rule("TP-ZERO-GRAD", Level.FAIL, "zero-grad", "Every gradient norm is exactly zero")
@@ -33,7 +47,8 @@ def check_zero_grad(ctx: Context) -> CheckResult:
     def one(s: Series) -> SkipReason | None:
         idx, vals = finite(s)
         if len(vals) < th.min_grad_points_for_zero:
-            return SkipReason(Skip.TOO_FEW, f"{len(vals)} finite gradient norms, fewer than {th.min_grad_points_for_zero}")
+            return SkipReason(Skip.TOO_FEW,
+                              f"{len(vals)} finite gradient norms, fewer than {th.min_grad_points_for_zero}")
         zeros = all(v == 0.0 for v in vals)
         res.measurements.append(Measurement("zero-grad", s.label, {"all_zero": zeros}, f"all zero: {zeros}"))
         if not zeros:
@@ -47,7 +62,8 @@ def check_zero_grad(ctx: Context) -> CheckResult:
                     "Every logged gradient norm is exactly zero and the loss did not improve: no gradient may be "
                     "reaching the trainable parameters (frozen or detached parameters, adapters not attached, "
                     "reentrant checkpointing with PEFT).",
-                    Evidence({"series": s.label, "points": len(vals)}, "{series}: all {points} finite values are 0.0"),
+                    Evidence({"series": s.label, "points": len(vals)},
+                             "{series}: all {points} finite values are exactly zero"),
                     ctx.point(s, idx[0]), s.label, s.key, marks={idx[0]: "first-zero"})
         res.findings.append(f)
         return None
@@ -62,7 +78,8 @@ def check_grad_spike(ctx: Context) -> CheckResult:
     def one(s: Series) -> SkipReason | None:
         idx, vals = finite(s)
         if len(vals) < th.min_grad_points_for_spike:
-            return SkipReason(Skip.TOO_FEW, f"{len(vals)} finite gradient norms, fewer than {th.min_grad_points_for_spike}")
+            return SkipReason(Skip.TOO_FEW,
+                              f"{len(vals)} finite gradient norms, fewer than {th.min_grad_points_for_spike}")
         med = upper_median(vals)
         if med <= 0:
             return SkipReason(Skip.DEGENERATE, "the median gradient norm is not positive")

@@ -11,9 +11,25 @@ import math
 import statistics
 
 from ..model import Role, Series
+from ..output.values import fmt_value
 from .base import (
-    Check, CheckResult, Context, Evidence, Finding, Level, Measurement, Ratio, Related, Rule, Skip, SkipReason,
-    Step, finite, median, per_series, upper_median,
+    Check,
+    CheckResult,
+    Context,
+    Evidence,
+    Finding,
+    Level,
+    Measurement,
+    Ratio,
+    Related,
+    Rule,
+    Skip,
+    SkipReason,
+    Step,
+    finite,
+    median,
+    per_series,
+    upper_median,
 )
 
 TP_ZERO_LOSS = Rule("TP-ZERO-LOSS", Level.FAIL, "zero-loss", "Every loss value is exactly zero")
@@ -40,7 +56,7 @@ def check_zero_loss(ctx: Context) -> CheckResult:
                               f"{th.min_points_for_degenerate_check}")
         if all(v == 0.0 for v in vals):
             ev = Evidence({"series": s.label, "points": len(vals)},
-                          "{series}: all {points} finite values are exactly 0.0")
+                          "{series}: all {points} finite values are exactly zero")
             res.findings.append(Finding(
                 TP_ZERO_LOSS.id, TP_ZERO_LOSS.level,
                 "A loss of exactly zero at every logged step usually means nothing is being learned from: "
@@ -56,10 +72,10 @@ def check_zero_loss(ctx: Context) -> CheckResult:
         if tail >= th.min_zero_tail_for_onset and any(v > 0 for v in vals[:-tail]):
             onset = idx[len(vals) - tail]
             last_pos = idx[len(vals) - tail - 1]
-            values = {"series": s.label, "last_positive": s.values[last_pos], "last_positive_step": Step(s.steps[last_pos]),
-                      "zeros": tail, "onset_step": Step(s.steps[onset])}
+            values = {"series": s.label, "last_positive": s.values[last_pos],
+                      "last_positive_step": Step(s.steps[last_pos]), "zeros": tail, "onset_step": Step(s.steps[onset])}
             template = ("{series}: last positive value {last_positive} at step {last_positive_step}, then {zeros} "
-                        "consecutive values of exactly 0.0 from step {onset_step}")
+                        "consecutive values of exactly zero from step {onset_step}")
             bad_g, all_g = _nonfinite_grads_from(ctx, s.steps[onset])
             if bad_g:
                 values.update(grad_non_finite=bad_g, grad_points=all_g)
@@ -155,9 +171,10 @@ def check_divergence(ctx: Context) -> CheckResult:
                   "end_last": Step(s.steps[idx[end_win[1] - 1]]), "minimum": lo,
                   "min_first": Step(s.steps[idx[lo_win[0]]]), "min_last": Step(s.steps[idx[lo_win[1] - 1]]),
                   "ratio": Ratio(ratio), "threshold": th.max_loss_divergence_ratio, "window": w,
-                  "raw_ratio": Ratio(raw_ratio)}
+                  "raw_ratio": Ratio(raw_ratio), "points": len(vals)}
         res.measurements.append(Measurement("divergence", s.label, values,
-                                            f"end/min {ratio:.3g} over {w}-point medians (last point/min {raw_ratio:.3g})"))
+                                            f"end/min {ratio:.3g} over {w}-point medians "
+                                            f"(last point/min {raw_ratio:.3g})"))
         if ratio <= th.max_loss_divergence_ratio:
             return None
         if w == 1:
@@ -177,7 +194,7 @@ def check_divergence(ctx: Context) -> CheckResult:
                     "past its best point. Compare with the held-out loss and look at what changed after the minimum.",
                     Evidence(values, template), ctx.point(s, end_i), s.label, s.key,
                     marks={end_i: "end", lo_mid: "minimum"})
-        f.related.append(Related("minimum", ctx.point(s, lo_mid), f"lowest level {lo:.6g}"))
+        f.related.append(Related("minimum", ctx.point(s, lo_mid), f"lowest level {fmt_value(lo)}"))
         if w > 1:
             f.related.append(Related("window-start", ctx.point(s, idx[end_win[0]]), "the end window starts here"))
             f.marks[idx[end_win[0]]] = "window-start"

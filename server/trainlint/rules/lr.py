@@ -6,7 +6,18 @@ import math
 
 from ..model import Role, Series
 from .base import (
-    Check, CheckResult, Context, Evidence, Finding, Level, Measurement, Ratio, Rule, Skip, SkipReason, Step,
+    Check,
+    CheckResult,
+    Context,
+    Evidence,
+    Finding,
+    Level,
+    Measurement,
+    Ratio,
+    Rule,
+    Skip,
+    SkipReason,
+    Step,
     per_series,
 )
 

@@ -11,7 +11,18 @@ import math
 
 from ..model import Aggregation, Role, Series
 from .base import (
-    Check, CheckResult, Context, Evidence, Finding, Level, Measurement, Related, Rule, Skip, SkipReason, Step,
+    Check,
+    CheckResult,
+    Context,
+    Evidence,
+    Finding,
+    Level,
+    Measurement,
+    Related,
+    Rule,
+    Skip,
+    SkipReason,
+    Step,
 )
 
 TP_NAN = Rule("TP-NAN", Level.FAIL, "non-finite-loss", "Loss is NaN or Inf")

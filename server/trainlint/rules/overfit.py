@@ -7,10 +7,27 @@ loss contradicts a train-loss finding.
 
 from __future__ import annotations
 
+import itertools
+
 from ..model import Role, Series
+from ..output.values import fmt_step, fmt_value
 from .base import (
-    Check, CheckResult, Context, Evidence, Finding, Level, Measurement, Ratio, Related, Rule, Skip, SkipReason,
-    Step, finite, median, per_series,
+    Check,
+    CheckResult,
+    Context,
+    Evidence,
+    Finding,
+    Level,
+    Measurement,
+    Ratio,
+    Related,
+    Rule,
+    Skip,
+    SkipReason,
+    Step,
+    finite,
+    median,
+    per_series,
 )
 
 TP_OVERFIT = Rule("TP-OVERFIT", Level.WARN, "overfit", "Held-out loss rose after its best evaluation")
@@ -20,7 +37,7 @@ def heldout_trend(s: Series) -> dict[str, object] | None:
     idx, vals = finite(s)
     if len(vals) < 2:
         return None
-    improved = sum(1 for a, b in zip(vals, vals[1:], strict=False) if b < a)
+    improved = sum(1 for a, b in itertools.pairwise(vals) if b < a)
     best = min(range(len(vals)), key=lambda j: vals[j])
     return {"series": s.label, "evaluations": len(vals), "improved": improved, "intervals": len(vals) - 1,
             "first": vals[0], "last": vals[-1], "best": vals[best], "best_step": Step(s.steps[idx[best]])}
@@ -38,7 +55,8 @@ def check_overfit(ctx: Context) -> CheckResult:
             res.measurements.append(Measurement(
                 "heldout-trend", s.label, trend,
                 f"improved at {trend['improved']} of {trend['intervals']} evaluations, "
-                f"{trend['first']:.6g} -> {trend['last']:.6g} (best {trend['best']:.6g} at step {trend['best_step']})"))
+                f"{fmt_value(trend['first'])} -> {fmt_value(trend['last'])} (best {fmt_value(trend['best'])} at step "
+                f"{fmt_step(trend['best_step'])})"))
         idx, vals = finite(s)
         if len(vals) < th.overfit_min_evals:
             return SkipReason(Skip.TOO_FEW, f"{len(vals)} finite evaluations, fewer than {th.overfit_min_evals}")

@@ -6,8 +6,22 @@ import math
 
 from ..model import Role, Series
 from .base import (
-    Check, CheckResult, Context, Evidence, Finding, Level, Measurement, Ratio, Related, Rule, Skip, SkipReason,
-    Step, finite, per_series, upper_median,
+    Check,
+    CheckResult,
+    Context,
+    Evidence,
+    Finding,
+    Level,
+    Measurement,
+    Ratio,
+    Related,
+    Rule,
+    Skip,
+    SkipReason,
+    Step,
+    finite,
+    per_series,
+    upper_median,
 )
 
 TP_STEP_CLIFF = Rule("TP-STEP-CLIFF", Level.WARN, "step-time", "Recent steps are much slower than early ones")
@@ -101,13 +115,14 @@ def check_throughput(ctx: Context) -> CheckResult:
         res.coverage[s.label] = SkipReason(Skip.DEGENERATE, "no time or no steps elapsed between first and last point")
         res.skipped = res.coverage[s.label]
         return res
-    values = {"series": s.label, "rate": Ratio(ds / dt), "seconds": Ratio(dt), "first": Step(s.steps[a]),
+    unit = "epochs" if s.step_basis == "epoch" else "steps"
+    values = {"series": s.label, "rate": Ratio(ds / dt), "seconds": round(dt, 1), "first": Step(s.steps[a]),
               "last": Step(s.steps[b])}
-    res.measurements.append(Measurement("throughput", s.label, values, f"{ds / dt:.3g} steps/s"))
+    res.measurements.append(Measurement("throughput", s.label, values, f"{ds / dt:.3g} {unit}/s"))
     res.findings.append(Finding(
         TP_THROUGHPUT.id, TP_THROUGHPUT.level, "Average speed over the log, for context; it says nothing about "
         "slow stretches in between.",
-        Evidence(values, "{series}: {rate} steps/s from step {first} to step {last} over {seconds} s"),
+        Evidence(values, "{series}: {rate} " + unit + "/s from " + unit[:-1] + " {first} to {last} over {seconds} s"),
         ctx.point(s, b), s.label, s.key))
     return res
 

@@ -1,0 +1,43 @@
+"""Line breaks as the LSP counts them: ``\\n``, ``\\r\\n`` and a lone ``\\r`` (progress bars).
+
+Python's ``str.splitlines`` also breaks on form feeds and Unicode separators, which editors do
+not, so every reader counts lines through these helpers and findings land where editors look.
+"""
+
+from __future__ import annotations
+
+import re
+
+_BREAK = re.compile(r"\r\n|\r|\n")
+_BREAK_B = re.compile(rb"\r\n|\r|\n")
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines of ``text`` without their breaks; a final break does not start an empty line."""
+    if "\r" not in text:
+        parts = text.split("\n")
+    else:
+        parts = _BREAK.split(text)
+    if parts and parts[-1] == "":
+        parts.pop()
+    return parts
+
+
+def count_breaks(text: str, start: int = 0, end: int | None = None) -> int:
+    if end is None:
+        end = len(text)
+    n = text.count("\n", start, end)
+    if "\r" in text:
+        n += text.count("\r", start, end) - text.count("\r\n", start, end)
+    return n
+
+
+def count_breaks_bytes(data: bytes) -> int:
+    n = data.count(b"\n")
+    if b"\r" in data:
+        n += data.count(b"\r") - data.count(b"\r\n")
+    return n
+
+
+def ends_with_break(data: bytes) -> bool:
+    return data.endswith((b"\n", b"\r"))

@@ -1,0 +1,28 @@
+"""Rules and their pages stay in step both ways; every page has the same sections."""
+
+from __future__ import annotations
+
+from conftest import ROOT
+from trainlint.docs_links import rule_url
+from trainlint.rules import RULES
+
+DOCS = ROOT / "docs" / "rules"
+SECTIONS = ("## What it measures", "## When it fires", "## What it does not mean", "## Example from a real log")
+
+
+def test_every_rule_has_a_page_and_every_page_a_rule():
+    pages = {p.stem for p in DOCS.glob("*.md")}
+    assert pages == set(RULES), (set(RULES) - pages, pages - set(RULES))
+
+
+def test_pages_have_the_sections_and_the_rule_level():
+    for rid, rule in RULES.items():
+        text = (DOCS / f"{rid}.md").read_text()
+        assert text.startswith(f"# {rid} — ")
+        assert f"**Level:** {rule.level.value}" in text
+        for s in SECTIONS:
+            assert s in text, (rid, s)
+
+
+def test_doc_links_point_at_the_pages():
+    assert rule_url("TP-DIVERGE") == (DOCS / "TP-DIVERGE.md").as_uri()

@@ -1,0 +1,100 @@
+"""A growing log is read from where it was left, and ends up exactly as a cold read."""
+
+from __future__ import annotations
+
+import itertools
+import os
+
+import pytest
+
+from conftest import RUNS, XTTS_PREFIX, series
+from tbwrite import scalar_event, write
+from trainlint.readers import open_source, read
+
+
+def snapshot(log):  # type: ignore[no-untyped-def]
+    return ({k: (list(s.steps), list(s.values), list(s.lines)) for k, s in log.series.items()},
+            [(e.kind, e.step, e.line, e.record) for e in log.events], [p.message for p in log.problems])
+
+
+@pytest.mark.parametrize("src", [XTTS_PREFIX, RUNS / "keras-brats" / "training.log",
+                                 RUNS / "llamafactory-nsllm" / "trainer_log.jsonl",
+                                 RUNS / "detectron2-maskrcnn" / "output" / "metrics.json"])
+def test_appending_in_pieces_equals_a_cold_read(tmp_path, src):
+    data = src.read_bytes()
+    dst = tmp_path / src.name
+    dst.write_bytes(b"")
+    tail = open_source(str(dst), read(str(src)).format)
+    cuts = sorted({0, len(data)} | {len(data) * k // 7 + 13 * k for k in range(1, 7)})
+    for a, b in itertools.pairwise(cuts):
+        with open(dst, "ab") as f:
+            f.write(data[a:b])  # cuts fall mid-line: the partial line is read provisionally
+        tail.update()
+    assert snapshot(tail.log) == snapshot(read(str(src)))
+
+
+def test_only_new_bytes_are_read(tmp_path):
+    p = tmp_path / "metrics.jsonl"
+    p.write_text("".join(f'{{"step": {i}, "loss": {1 / (i + 1)}}}\n' for i in range(1000)))
+    tail = open_source(str(p))
+    tail.update()
+    offset = tail.offset
+    with open(p, "a") as f:
+        f.write('{"step": 1000, "loss": 0.5}\n')
+    assert tail.update() is True
+    assert tail.offset == offset + len('{"step": 1000, "loss": 0.5}\n')
+    assert len(series(tail.log, "loss")) == 1001 and tail.update() is False
+
+
+def test_half_written_line_is_taken_back(tmp_path):
+    p = tmp_path / "metrics.jsonl"
+    p.write_text('{"step": 1, "loss": 2.0}\n{"step": 2, "lo')
+    tail = open_source(str(p), "jsonl")
+    tail.update()
+    assert list(series(tail.log, "loss").steps) == [1]
+    assert len(tail.log.problems) == 1  # the half line, for now
+    with open(p, "a") as f:
+        f.write('ss": 1.5}\n')
+    tail.update()
+    assert list(series(tail.log, "loss").steps) == [1, 2] and tail.log.problems == []
+
+
+def test_truncated_or_replaced_file_is_read_again(tmp_path):
+    p = tmp_path / "metrics.jsonl"
+    p.write_text("".join(f'{{"step": {i}, "loss": 1.0}}\n' for i in range(10)))
+    tail = open_source(str(p))
+    tail.update()
+    p.write_text('{"step": 0, "loss": 5.0}\n')  # shorter: a new run over the old name
+    tail.update()
+    assert list(series(tail.log, "loss").values) == [5.0]
+    q = tmp_path / "other.jsonl"
+    q.write_text('{"step": 7, "loss": 3.0}\n{"step": 8, "loss": 2.0}\n')
+    os.replace(q, p)  # a different inode under the same name
+    tail.update()
+    assert list(series(tail.log, "loss").steps) == [7, 8]
+
+
+def test_coqui_state_survives_chunk_boundaries(tmp_path):
+    data = XTTS_PREFIX.read_bytes()
+    dst = tmp_path / "trainer_0_log.txt"
+    dst.write_bytes(b"")
+    tail = open_source(str(dst), "coqui")
+    step = 4097
+    for a in range(0, len(data), step):
+        with open(dst, "ab") as f:
+            f.write(data[a:a + step])
+        tail.update()
+    assert snapshot(tail.log) == snapshot(read(str(XTTS_PREFIX)))
+
+
+def test_event_file_grows_and_new_shards_join(tmp_path):
+    path = write(str(tmp_path), [scalar_event(s, "loss", 1.0) for s in range(3)], suffix=".a")
+    tail = open_source(str(tmp_path))
+    tail.update()
+    assert len(series(tail.log, "loss")) == 3
+    write(str(tmp_path), [scalar_event(s, "loss", 0.5) for s in range(3, 5)], suffix=".b")
+    tail.update()
+    assert list(series(tail.log, "loss").steps) == [0, 1, 2, 3, 4] and len(tail.log.members) == 2
+    os.remove(path)
+    tail.update()
+    assert list(series(tail.log, "loss").steps) == [3, 4]

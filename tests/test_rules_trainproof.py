@@ -1,0 +1,274 @@
+"""Every trainproof rule: a case that fires, one that must not, one that is skipped, with the
+exact evidence values and the line each finding points at."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from conftest import CORPUS, GALLERY, LOGS, RUNS, XTTS_FULL, XTTS_PREFIX, corpus
+from rulekit import faithful, ids, jsonl, judge, only
+from trainlint.config import Config
+from trainlint.rules.base import Level, Skip
+from trainlint.rules.thresholds import Thresholds
+
+GALLERY_RUN = {c: RUNS / f"gallery-{c}" / "trainer_state.json"
+               for c in ("healthy", "lr_hot", "fp16_nan", "lr_zero", "overfit", "bad_labels")}
+
+
+# -- TP-DIVERGE -----------------------------------------------------------------------------------
+def test_diverge_fires_on_lr_hot_with_windowed_levels():
+    f = only(judge(GALLERY_RUN["lr_hot"]), "TP-DIVERGE")
+    v = f.evidence.values
+    assert (f.level, f.location.line, f.location.column) == (Level.FAIL, 429, 15)
+    assert (v["window"], v["end_first"], v["end_last"], v["min_first"], v["min_last"]) == (5, 280, 300, 5, 10)
+    assert math.isclose(v["end"], 7.556805419921875) and math.isclose(v["minimum"], 2.350313282012939)
+    assert math.isclose(v["ratio"], 3.2152332532664776) and math.isclose(v["raw_ratio"], 5.358167803316498)
+    assert [(r.role, r.location.line) for r in f.related] == [("minimum", 16), ("window-start", 401)]
+    faithful(f)
+
+
+def test_diverge_does_not_fire_on_one_noisy_end_point():
+    if not XTTS_FULL.exists():
+        pytest.skip(f"corpus file not available: {XTTS_FULL}")
+    rep = judge(XTTS_FULL)
+    assert "TP-DIVERGE" not in ids(rep)
+    [m] = [m for m in rep.measurements if m.check == "divergence" and m.series == "`loss` (per-step)"]
+    assert m.values["window"] == 25
+    assert round(m.values["raw_ratio"], 3) == 1.879 and round(m.values["ratio"], 3) == 1.172
+    # and with a window of 1 trainlint reproduces trainproof's verdict
+    rep1 = judge(XTTS_FULL, cfg=Config(thresholds=Thresholds(divergence_window=1)))
+    f = [f for f in rep1.findings if f.id == "TP-DIVERGE" and f.series == "`loss` (per-step)"][0]
+    assert f.location.line == 22643 and round(f.evidence.values["ratio"], 3) == 1.879
+
+
+def test_diverge_skips_two_points_and_negative_losses(tmp_path):
+    rep = judge(jsonl(tmp_path / "a.jsonl", [{"step": 1, "loss": 1.0}, {"step": 2, "loss": 3.0}]))
+    assert "TP-DIVERGE" not in ids(rep) and rep.skipped["divergence"].reason == Skip.TOO_FEW
+    rep = judge(corpus("hf_trainer_state/Rusheel86__Chaos-Economy__trainer_state.json"))
+    assert rep.skipped["divergence"].reason == Skip.DEGENERATE
+
+
+# -- TP-DEAD-RUN / TP-ZERO-LR ---------------------------------------------------------------------
+def test_dead_run_and_zero_lr_on_lr_zero():
+    rep = judge(GALLERY_RUN["lr_zero"])
+    dead = only(rep, "TP-DEAD-RUN")
+    assert (dead.location.line, dead.evidence.values["end_first"], dead.evidence.values["start_last"]) == (429, 280, 25)
+    assert math.isclose(dead.evidence.values["improvement"], 0.021621052054844103)
+    zlr = only(rep, "TP-ZERO-LR")
+    assert (zlr.location.line, zlr.location.column, zlr.evidence.values["count"]) == (15, 24, 60)
+    assert zlr.evidence.values["percent"] == 100.0
+    faithful(dead)
+    faithful(zlr)
+    assert {"TP-DEAD-RUN", "TP-ZERO-LR"}.isdisjoint(ids(judge(GALLERY_RUN["healthy"])))
+
+
+def test_dead_run_too_few_and_partial_zero_lr(tmp_path):
+    rows = [{"step": i, "loss": 1.0, "lr": 0.0 if i < 4 else 1e-4} for i in range(8)]
+    rep = judge(jsonl(tmp_path / "m.jsonl", rows))
+    assert rep.skipped["dead-run"].reason == Skip.TOO_FEW
+    f = only(rep, "TP-ZERO-LR-PARTIAL")
+    assert (f.level, f.location.line, f.evidence.values["count"], f.evidence.values["percent"]) == (
+        Level.WARN, 1, 4, 50.0)
+    faithful(f)
+
+
+# -- TP-NAN-GRAD / TP-NAN -------------------------------------------------------------------------
+def test_nan_grad_is_worded_as_a_skipped_step_when_losses_stay_finite():
+    f = only(judge(GALLERY_RUN["fp16_nan"]), "TP-NAN-GRAD")
+    assert (f.location.line, f.evidence.values["step"], f.evidence.values["count"]) == (35, 20, 2)
+    assert f.evidence.values["loss_finite_after"] == f.evidence.values["loss_after"] == 57
+    assert "consistent with a loss scaler" in f.message and "reached the optimizer" not in f.message
+    assert [r.location.line for r in f.related] == [49]
+    faithful(f)
+
+
+def test_nan_fires_on_a_logged_nan_and_on_a_running_average(tmp_path):
+    rows = [{"step": i, "loss": 1.0 / (i + 1)} for i in range(6)] + [{"step": 6, "loss": math.nan},
+                                                                      {"step": 7, "loss": 0.1}]
+    f = only(judge(jsonl(tmp_path / "m.jsonl", rows)), "TP-NAN")
+    assert (f.location.line, f.evidence.values["step"], f.evidence.values["finite_after"]) == (7, 6, 1)
+    faithful(f)
+    malta = judge(corpus("coqui_trainer_log/Wubpooz__Malta-TTS__FineTuning__NewLanguage__Logs__full_logs_0.txt"))
+    avg = [f for f in malta.findings if f.id == "TP-NAN" and f.series == "`loss` (running-average)"][0]
+    assert avg.location.line == 96 and avg.evidence.values["step"] == 50
+    assert "while the value logged at the same step is finite" in avg.message
+    faithful(avg)
+
+
+def test_nan_not_on_timing_or_eval_metric_nans():
+    rep = judge(corpus("text_logs/KellerJordan__modded-nanogpt__records__track_1_short__2024-10-10_Muon__"
+                       "eb5659d0-fb6a-49e5-a311-f1f89412f726.txt"))
+    assert "TP-NAN" not in ids(rep)
+    assert "TP-NAN" not in ids(judge(corpus("json_logs/Ghailen-Ben-Achour__detectron2_detection__output__"
+                                            "metrics.json")))
+
+
+# -- TP-ZERO-LOSS / TP-ZERO-LOSS-ONSET ------------------------------------------------------------
+def test_zero_loss_and_onset_with_masked_non_finite_grads(tmp_path):
+    f = only(judge(jsonl(tmp_path / "z.jsonl", [{"step": i, "loss": 0.0} for i in range(6)])), "TP-ZERO-LOSS")
+    assert f.location.line == 1 and f.evidence.values["points"] == 6
+    rows = [{"step": i, "loss": 2.859, "grad_norm": 1.0} for i in range(5)]
+    rows += [{"step": i, "loss": 0.0, "grad_norm": math.nan} for i in range(5, 40)]
+    g = only(judge(jsonl(tmp_path / "o.jsonl", rows)), "TP-ZERO-LOSS-ONSET")
+    v = g.evidence.values
+    assert (g.location.line, v["zeros"], v["onset_step"], v["last_positive"], v["grad_non_finite"]) == (
+        6, 35, 5, 2.859, 35)
+    assert "masked" in g.message and "not" in g.message
+    faithful(f)
+    faithful(g)
+
+
+def test_single_zero_point_is_not_judged():
+    rep = judge(corpus("hf_trainer_state/Ray-Cheng-11__Tau-Bench-Model-Training__trainer_state.json"))
+    assert rep.skipped["zero-loss"].reason == Skip.TOO_FEW and "TP-ZERO-LOSS" not in ids(rep)
+
+
+# -- TP-FLAT ----------------------------------------------------------------------------------------
+def test_flat_fires_on_chance_level_and_guards_one_record(tmp_path):
+    rows = [{"step": i, "loss": 1.3863 + (0.0001 if i % 2 else 0.0)} for i in range(20)]
+    f = only(judge(jsonl(tmp_path / "f.jsonl", rows)), "TP-FLAT")
+    assert f.location.line == 20 and f.evidence.values["points"] == 20 and f.evidence.values["cv"] < 0.001
+    faithful(f)
+    one = judge(jsonl(tmp_path / "one.jsonl", [{"step": 1, "loss": 2.0}]))
+    assert "TP-FLAT" not in ids(one) and one.skipped["flat-loss"].reason == Skip.TOO_FEW
+    assert "TP-FLAT" not in ids(judge(GALLERY_RUN["healthy"]))
+
+
+# -- TP-GRAD-SPIKE / TP-ZERO-GRAD -------------------------------------------------------------------
+def test_grad_spike_on_bad_labels():
+    f = only(judge(GALLERY_RUN["bad_labels"]), "TP-GRAD-SPIKE")
+    v = f.evidence.values
+    assert (f.level, f.location.line, v["step"], v["spikes"], v["points"]) == (Level.WARN, 42, 25, 2, 60)
+    assert math.isclose(v["max"], 23.30166244506836) and math.isclose(v["median"], 1.0883535146713257)
+    assert [r.location.line for r in f.related] == [14]
+    faithful(f)
+    assert "TP-GRAD-SPIKE" not in ids(judge(GALLERY_RUN["healthy"]))
+
+
+def test_zero_grad_fires_and_is_waived_when_the_loss_improved(tmp_path):
+    rows = [{"step": i, "loss": 1.0, "grad_norm": 0.0} for i in range(10)]
+    f = only(judge(jsonl(tmp_path / "g.jsonl", rows)), "TP-ZERO-GRAD")
+    assert f.location.line == 1 and f.evidence.values["points"] == 10
+    faithful(f)
+    improving = [{"step": i, "loss": 1.0 / (i + 1), "grad_norm": 0.0} for i in range(10)]
+    rep = judge(jsonl(tmp_path / "w.jsonl", improving))
+    assert "TP-ZERO-GRAD" not in ids(rep) and rep.skipped["zero-grad"].reason == Skip.WAIVED
+
+
+# -- TP-OVERFIT ------------------------------------------------------------------------------------
+def test_overfit_on_the_overfit_gallery_run():
+    f = only(judge(GALLERY_RUN["overfit"]), "TP-OVERFIT")
+    v = f.evidence.values
+    assert (f.location.line, v["best_step"], v["tail_evals"]) == (586, 30, 3)
+    assert math.isclose(v["best"], 1.2537771463394165) and math.isclose(v["tail"], 3.755920648574829)
+    assert [(r.role, r.location.line) for r in f.related] == [("minimum", 64)]
+    faithful(f)
+
+
+def test_overfit_skipped_without_held_out_and_with_too_few(tmp_path):
+    rep = judge(GALLERY_RUN["healthy"])
+    assert rep.skipped["overfit"].reason == Skip.NO_SERIES
+    rows = [{"step": i, "loss": 1.0, "val_loss": 1.0} for i in range(3)]
+    assert judge(jsonl(tmp_path / "v.jsonl", rows)).skipped["overfit"].reason == Skip.TOO_FEW
+
+
+def test_heldout_improving_at_every_evaluation_is_measured():
+    if not XTTS_FULL.exists():
+        pytest.skip(f"corpus file not available: {XTTS_FULL}")
+    rep = judge(XTTS_FULL)
+    [t] = [m for m in rep.measurements if m.check == "heldout-trend" and m.series == "`avg_loss` (per-evaluation)"]
+    assert (t.values["improved"], t.values["intervals"], t.values["first"], t.values["last"]) == (
+        5, 5, 4.8813194660913375, 2.5893918531281592)
+    assert rep.verdict == Level.PASS
+    passed = only(rep, "TP-PASS")
+    assert "improved at 5 of 5 evaluations" in passed.evidence.text
+    faithful(passed)
+
+
+# -- timing -----------------------------------------------------------------------------------------
+def test_step_cliff_loader_bound_throughput_and_gpu(tmp_path):
+    rows = [{"step": i, "loss": 1.0 / (i + 1), "step_time": 0.1 if i < 15 else 0.5,
+             "loader_time": 0.08 if i < 15 else 0.45, "gpu_util": 40.0} for i in range(20)]
+    rep = judge(jsonl(tmp_path / "t.jsonl", rows))
+    cliff = only(rep, "TP-STEP-CLIFF")
+    assert (cliff.location.line, cliff.evidence.values["from_step"], cliff.evidence.values["recent_points"]) == (
+        17, 16, 4)
+    loader = only(rep, "TP-LOADER-BOUND")
+    assert loader.evidence.values["points"] == 20 and loader.level == Level.WARN
+    gpu = only(rep, "TP-GPU-UTIL")
+    assert gpu.level == Level.INFO and gpu.evidence.values["median"] == 40.0
+    for f in (cliff, loader, gpu):
+        faithful(f)
+    steady = [{"step": i, "loss": 1.0 / (i + 1), "step_time": 0.1, "loader_time": 0.01} for i in range(20)]
+    assert {"TP-STEP-CLIFF", "TP-LOADER-BOUND"}.isdisjoint(ids(judge(jsonl(tmp_path / "s.jsonl", steady))))
+
+
+def test_throughput_on_the_xtts_prefix():
+    f = only(judge(XTTS_PREFIX), "TP-THROUGHPUT")
+    assert (f.level, f.location.line, f.evidence.values["first"], f.evidence.values["last"]) == (
+        Level.INFO, 13207, 0, 72900)
+    assert round(f.evidence.values["rate"], 2) == 2.08
+    faithful(f)
+
+
+# -- cannot judge -----------------------------------------------------------------------------------
+def test_no_loss_is_not_checked_not_fail():
+    rep = judge(corpus("llamafactory_jsonl/AnthonyTang7__LLM-Assisted-RL__trainer_log.jsonl"))
+    assert rep.verdict == Level.NOT_CHECKED
+    assert only(rep, "TP-NO-LOSS").level == Level.NOT_CHECKED
+
+
+def test_unreadable_and_not_a_log_are_not_checked(tmp_path):
+    rep = judge(tmp_path / "missing.jsonl")
+    assert rep.verdict == Level.NOT_CHECKED and "does not exist" in rep.error
+    junk = tmp_path / "junk.bin"
+    junk.write_bytes(bytes(range(256)) * 10)
+    assert judge(junk).verdict == Level.NOT_CHECKED
+
+
+def test_pass_names_what_ran_and_what_was_skipped():
+    f = only(judge(GALLERY_RUN["healthy"]), "TP-PASS")
+    assert f.evidence.values["ran"] == 9 and f.evidence.values["skipped"] == 5
+    assert "overfit (no-series: no held-out loss series in the log)" in f.message
+    faithful(f)
+
+
+# -- the gallery against trainproof 0.22.0 ----------------------------------------------------------
+TRAINPROOF = {  # from ../shared/anchors/trainproof-and-peers.md §3 (TP-THROUGHPUT omitted there)
+    "healthy": ("PASS", set()),
+    "bad_labels": ("WARN", {"TP-GRAD-SPIKE"}),
+    "fp16_nan": ("FAIL", {"TP-NAN-GRAD", "TP-DIVERGE", "TP-DEAD-RUN", "TP-GRAD-SPIKE"}),
+    "lr_hot": ("FAIL", {"TP-DIVERGE", "TP-GRAD-SPIKE"}),
+    "lr_zero": ("FAIL", {"TP-ZERO-LR", "TP-DEAD-RUN"}),
+    "overfit": ("WARN", {"TP-OVERFIT"}),
+}
+EXCEPTIONS = {("lr_zero", "seed43"): {"TP-ZERO-LR"}, ("overfit", "seed44"): {"TP-OVERFIT", "TP-GRAD-SPIKE"}}
+
+
+@pytest.mark.parametrize("config", sorted(TRAINPROOF))
+@pytest.mark.parametrize("seed", ["", "seed43", "seed44"])
+def test_gallery_verdicts_match_trainproof(config, seed):
+    path = GALLERY / config / seed / "trainer_state.json"
+    if not path.exists():
+        pytest.skip(f"corpus file not available: {path}")
+    rep = judge(path)
+    verdict, rules = TRAINPROOF[config]
+    rules = EXCEPTIONS.get((config, seed), rules)
+    assert rep.verdict.value == verdict
+    assert {f.id for f in rep.findings if f.level in (Level.FAIL, Level.WARN)} == rules
+    for f in rep.findings:
+        faithful(f)
+
+
+def test_every_finding_on_real_logs_is_faithful():
+    paths = [p for p in (list(RUNS.rglob("*")) + list(LOGS.rglob("*"))) if p.is_file()]
+    if CORPUS.exists():
+        paths += [p for p in CORPUS.rglob("*") if p.is_file() and p.suffix not in (".md", ".yaml")]
+    n = 0
+    for p in paths:
+        for f in judge(p).findings:
+            faithful(f)
+            n += 1
+    assert n > 20
