@@ -23,6 +23,11 @@ class EventsView:
     lines: list[str] = field(default_factory=list)
     # (series key, point index) -> 1-based line of the view
     line_of: dict[tuple[str, int], int] = field(default_factory=dict)
+    # (record, series key) -> line, and the first line of each record
+    line_by_record: dict[tuple[int, str], int] = field(default_factory=dict)
+    first_line_of_record: dict[int, int] = field(default_factory=dict)
+    # 1-based line -> (series key, point index)
+    point_at: dict[int, tuple[str, int]] = field(default_factory=dict)
 
 
 def _wall(w: float) -> str:
@@ -45,6 +50,10 @@ def render(log: LogFile, member: str | None = None) -> EventsView:
     name = os.path.basename(member or log.path)
     view = EventsView([f"# trainlint view of {name}: {len(rows)} scalars (step, tag, value, wall time, record)"])
     for _file, rec, _, s, i in rows:
-        view.line_of[(s.key, i)] = len(view.lines) + 1
+        line = len(view.lines) + 1
+        view.line_of[(s.key, i)] = line
+        view.line_by_record[(rec, s.key)] = line
+        view.first_line_of_record.setdefault(rec, line)
+        view.point_at[line] = (s.key, i)
         view.lines.append(f"{fmt_step(s.steps[i])}\t{s.name}\t{s.values[i]!r}\t{_wall(s.walls[i])}\t{rec}")
     return view

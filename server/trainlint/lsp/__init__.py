@@ -1,0 +1,1 @@
+"""The language server: diagnostics on log lines, hover, code lens, symbols, watching."""

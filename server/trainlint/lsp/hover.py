@@ -1,0 +1,94 @@
+"""Hover: the measurement first, then what it may mean, then the curve.
+
+On a finding's line: the rule and level, the series and its point count, **Measured** (the
+evidence values, with steps and lines), **Interpretation**, a sparkline with the decisive points
+marked, and the rule's page. On any other value line: what trainlint read there.
+"""
+
+from __future__ import annotations
+
+import math
+
+from ..docs_links import rule_url
+from ..model import LogFile, Series
+from ..output.values import fmt_step, fmt_value
+from ..rules import RULES
+from ..rules.base import Finding, Ratio, Step
+
+BLOCKS = "▁▂▃▄▅▆▇█"
+MARKS = {"end": "◆", "minimum": "◇", "best": "◇", "spike": "▲", "first-non-finite": "×", "non-finite": "×",
+         "first-zero": "○", "window-start": "┊", "start": "┊", "last-positive": "•", "first": "┊", "last": "◆"}
+WIDTH = 48
+
+
+def sparkline(s: Series, marks: dict[int, str] | None = None, width: int = WIDTH) -> str:
+    n = len(s)
+    if n == 0:
+        return ""
+    buckets = min(width, n)
+    finite = [v for v in s.values if math.isfinite(v)]
+    lo, hi = (min(finite), max(finite)) if finite else (0.0, 0.0)
+    out = []
+    owner: dict[int, str] = {}
+    for i, role in (marks or {}).items():
+        if 0 <= i < n:
+            b = i * buckets // n
+            if role in ("end", "minimum", "best", "first-non-finite") or b not in owner:
+                owner[b] = role
+    for b in range(buckets):
+        a, z = b * n // buckets, max(b * n // buckets + 1, (b + 1) * n // buckets)
+        chunk = [v for v in s.values[a:z] if math.isfinite(v)]
+        if b in owner:
+            out.append(MARKS.get(owner[b], "•"))
+        elif not chunk:
+            out.append("×")
+        elif hi == lo:
+            out.append(BLOCKS[0])
+        else:
+            level = (sum(chunk) / len(chunk) - lo) / (hi - lo)
+            out.append(BLOCKS[min(len(BLOCKS) - 1, int(level * len(BLOCKS)))])
+    return "".join(out)
+
+
+def _fmt(v: object) -> str:
+    if isinstance(v, Step):
+        return f"step {fmt_step(float(v))}"
+    if isinstance(v, Ratio):
+        return f"{float(v):.3g}"
+    if isinstance(v, float):
+        return fmt_value(v)
+    return str(v)
+
+
+def finding_markdown(f: Finding, log: LogFile | None) -> str:
+    rule = RULES.get(f.id)
+    title = rule.title if rule else f.id
+    parts = [f"**{f.id}** · {f.level.value} — {title}"]
+    series = None
+    if log is not None and f.series_key:
+        series = log.series.get(f.series_key)
+    if f.series:
+        count = f" · {len(series)} points" if series is not None else ""
+        parts.append(f"Series: {f.series}{count}")
+    measured = [f"- {k.replace('_', ' ')}: {_fmt(v)}" for k, v in f.evidence.values.items() if k != "series"]
+    where = f"line {f.location.line}" if f.location.line else (
+        f"record {f.location.record}" if f.location.record is not None else "the file")
+    measured.append(f"- at: {where}")
+    for r in f.related:
+        rw = f"line {r.location.line}" if r.location.line else f"record {r.location.record}"
+        measured.append(f"- {r.role}: {rw} ({r.message})")
+    parts.append("**Measured**\n\n" + "\n".join(measured) + f"\n\n> {f.evidence.text}")
+    parts.append("**Interpretation** (what it may mean; the log cannot prove it)\n\n" + f.message)
+    if series is not None and len(series) > 1:
+        legend = ", ".join(sorted({f"{MARKS.get(role, '•')} {role}" for role in f.marks.values()}))
+        parts.append(f"`{sparkline(series, f.marks)}`" + (f"  {legend}" if legend else ""))
+    parts.append(f"[{f.id} documentation]({rule_url(f.id)})")
+    return "\n\n".join(parts)
+
+
+def point_markdown(points: list[tuple[Series, int]]) -> str:
+    lines = ["**trainlint read here**"]
+    for s, i in points:
+        lines.append(f"- {s.label}: role {s.role.value}, {s.step_basis} {fmt_step(s.steps[i])}, value "
+                     f"{fmt_value(s.values[i])} (point {i + 1} of {len(s)})")
+    return "\n".join(lines)

@@ -1,0 +1,474 @@
+"""``trainlint serve``: the language server (pygls 2, stdio).
+
+It finds the logs of every workspace folder, judges them with the same code as
+``trainlint check``, and keeps them judged while runs write: the server watches the folders
+itself (Neovim has no dynamic file watching) and also takes ``workspace/didChangeWatchedFiles``
+from clients that send it. Reading and judging run on one worker thread, so the event loop stays
+free for hover and the other requests; a log that grows is read from where it was left.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import sys
+import traceback
+import uuid
+from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from lsprotocol import types as t
+from pygls.lsp.server import LanguageServer
+from pygls.uris import to_fs_path
+
+from .. import __version__
+from ..readers.tfevents import is_event_file
+from . import diagnostics as dg
+from .hover import finding_markdown, point_markdown
+from .outline import code_lenses, symbols
+from .settings import Settings
+from .workspace import Tracked, Workspace
+
+log = logging.getLogger("trainlint.lsp")
+RENDER_EVENTS = "trainlint/renderEvents"
+RESCAN = "trainlint.rescan"
+WATCH_GLOBS = ("**/trainer_state.json", "**/trainer_*_log.txt", "**/events.out.tfevents.*", "**/*.csv",
+               "**/*.jsonl", "**/*.log", "**/metrics.json", "**/scalars.json", "**/log.txt", "**/.trainlint.yaml")
+
+
+class TrainlintServer(LanguageServer):
+    def __init__(self) -> None:
+        super().__init__("trainlint", __version__, text_document_sync_kind=t.TextDocumentSyncKind.Full)
+        self.ws = Workspace()
+        self.settings = Settings()
+        self.views = dg.Views()
+        self.worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="trainlint-judge")
+        self.tasks: set[asyncio.Task[Any]] = set()
+        self.open_paths: set[str] = set()
+        self.pending: dict[str, str] = {}       # path -> "changed" | "deleted"
+        self.flush_task: asyncio.Task[Any] | None = None
+        self.stop_watch: asyncio.Event | None = None
+        self.watch_task: asyncio.Task[Any] | None = None
+        self.settings_errors: list[str] = []
+        self.pull = False
+
+    # -- plumbing ----------------------------------------------------------------------------
+    def spawn(self, coro: Awaitable[Any], name: str) -> asyncio.Task[Any]:
+        """A background task that is kept referenced and whose failure is logged, not lost."""
+        task = asyncio.ensure_future(coro)
+        self.tasks.add(task)
+
+        def done(tk: asyncio.Task[Any]) -> None:
+            self.tasks.discard(tk)
+            if not tk.cancelled() and tk.exception() is not None:
+                exc = tk.exception()
+                log.error("%s failed: %s", name, "".join(traceback.format_exception(exc)))
+
+        task.add_done_callback(done)
+        return task
+
+    async def in_worker(self, fn: Callable[..., Any], *args: Any) -> Any:
+        return await asyncio.get_running_loop().run_in_executor(self.worker, fn, *args)
+
+    @property
+    def encoding(self) -> str:
+        enc = self.workspace.position_encoding if self.protocol._workspace is not None else None
+        return str(enc or t.PositionEncodingKind.Utf16)
+
+    def message(self, text: str, kind: t.MessageType = t.MessageType.Warning) -> None:
+        self.window_show_message(t.ShowMessageParams(kind, text))
+        log.warning("%s", text)
+
+    # -- publishing --------------------------------------------------------------------------
+    def visible(self, uri: str) -> bool:
+        if self.settings.scope == "workspace":
+            return True
+        path = dg.member_of(uri) or to_fs_path(uri)
+        return path in self.open_paths or (path is not None and os.path.dirname(path) in self.open_paths)
+
+    def publish(self, tr: Tracked) -> None:
+        by_uri = dg.build(tr, self.settings, self.views, self.encoding)
+        if not os.path.isdir(tr.path):  # a clean file is published empty: the editor knows it was judged
+            by_uri.setdefault(dg.file_uri(tr.path), [])
+        by_uri = {u: d for u, d in by_uri.items() if self.visible(u)}
+        if self.pull:
+            tr.published = set(by_uri)
+            return
+        for uri in tr.published - set(by_uri):
+            self.text_document_publish_diagnostics(t.PublishDiagnosticsParams(uri, []))
+        for uri, diags in by_uri.items():
+            self.text_document_publish_diagnostics(t.PublishDiagnosticsParams(uri, diags))
+        tr.published = set(by_uri)
+
+    def clear(self, tr: Tracked) -> None:
+        if not self.pull:
+            for uri in tr.published:
+                self.text_document_publish_diagnostics(t.PublishDiagnosticsParams(uri, []))
+        tr.published = set()
+
+    async def judge(self, path: str) -> None:
+        """Re-read (from where it was left) and re-judge one tracked log, then publish."""
+        tr = self.ws.tracked.get(path)
+        if tr is None:
+            return
+        try:
+            changed = await self.in_worker(self.ws.refresh, path)
+        except FileNotFoundError:
+            for gone in self.ws.forget(path):
+                self.clear(gone)
+            return
+        if changed or not tr.published:
+            self.publish(tr)
+
+    # -- scanning ----------------------------------------------------------------------------
+    def roots(self) -> list[str]:
+        folders = [to_fs_path(f.uri) for f in (self.workspace.folders or {}).values()]
+        if not folders and self.workspace.root_path:
+            folders = [self.workspace.root_path]
+        return [f for f in folders if f and os.path.isdir(f)]
+
+    async def scan(self) -> None:
+        """Discover every log of every folder and judge it, with cancellable progress."""
+        if self.settings.scope != "workspace":
+            return
+        token = None
+        caps = self.client_capabilities.window
+        if caps is not None and caps.work_done_progress:
+            token = str(uuid.uuid4())
+            try:
+                await asyncio.wait_for(self.work_done_progress.create_async(token), 10)
+                self.work_done_progress.begin(token, t.WorkDoneProgressBegin(
+                    title="trainlint: judging training logs", cancellable=True, percentage=0))
+            except Exception as e:
+                log.info("no progress reporting: %s", e)
+                token = None
+        paths: list[str] = []
+        for root in self.ws.roots:
+            paths.extend(await self.in_worker(self.ws.discover, root))
+        total = max(1, len(paths))
+        for i, p in enumerate(paths):
+            if token is not None and self._cancelled(token):
+                log.warning("scan cancelled by the client after %d of %d logs", i, len(paths))
+                break
+            await self.judge(p)
+            if token is not None:
+                self.work_done_progress.report(token, t.WorkDoneProgressReport(
+                    message=f"{i + 1}/{len(paths)} {os.path.basename(p)}", percentage=int(100 * (i + 1) / total)))
+        if token is not None:
+            self.work_done_progress.end(token, t.WorkDoneProgressEnd(message=f"{len(paths)} logs judged"))
+        for err in self.ws.config_errors():
+            self.message(f"trainlint: {err}")
+
+    def _cancelled(self, token: str) -> bool:
+        fut = self.work_done_progress.tokens.get(token)
+        return bool(fut is not None and fut.cancelled())
+
+    async def rejudge_all(self, reopen: bool = False) -> None:
+        for tr in list(self.ws.tracked.values()):
+            if reopen:
+                tr.source, tr.report = None, None
+            await self.judge(tr.path)
+
+    # -- changes on disk ---------------------------------------------------------------------
+    def note_change(self, path: str, deleted: bool) -> None:
+        self.pending[path] = "deleted" if deleted else "changed"
+        if self.flush_task is None or self.flush_task.done():
+            self.flush_task = self.spawn(self._flush_later(), "applying file changes")
+
+    async def _flush_later(self) -> None:
+        await asyncio.sleep(self.settings.debounce_ms / 1000)
+        while self.pending:
+            batch, self.pending = self.pending, {}
+            await self.apply(batch)
+
+    async def apply(self, batch: dict[str, str]) -> None:
+        units: dict[str, None] = {}
+        config_changed = False
+        for path, what in batch.items():
+            if os.path.basename(path) in (".trainlint.yaml", ".trainlint.yml", "pyproject.toml"):
+                config_changed = True
+                continue
+            if what == "deleted" and not os.path.exists(path):
+                if is_event_file(path):
+                    units[os.path.dirname(path)] = None
+                for gone in self.ws.forget(path):
+                    self.clear(gone)
+                continue
+            if os.path.isdir(path):
+                if self.settings.scope == "workspace":
+                    for new in await self.in_worker(self.ws.discover, path):
+                        units[new] = None
+                continue
+            if not self.ws.is_candidate(path):
+                continue
+            unit = self.ws.unit_for(path)
+            if unit not in self.ws.tracked:
+                if self.settings.scope != "workspace" and unit not in self.open_paths:
+                    continue
+                if await self.in_worker(self.ws.track, path) is None:
+                    continue
+            units[unit] = None
+        if config_changed:
+            self.ws.forget_configs()
+            await self.rejudge_all(reopen=True)
+            for err in self.ws.config_errors():
+                self.message(f"trainlint: {err}")
+        for unit in units:
+            await self.judge(unit)
+
+    async def watch(self) -> None:
+        import watchfiles
+
+        roots = self.ws.roots
+        if not roots:
+            return
+        self.stop_watch = asyncio.Event()
+        async for changes in watchfiles.awatch(*roots, debounce=max(50, self.settings.debounce_ms), step=50,
+                                               stop_event=self.stop_watch, recursive=True,
+                                               watch_filter=_watch_filter, raise_interrupt=False):
+            for change, path in changes:
+                self.note_change(path, change == watchfiles.Change.deleted)
+
+
+def _watch_filter(change: Any, path: str) -> bool:
+    parts = path.split(os.sep)
+    return not any(p in ("node_modules", "__pycache__", ".git", ".venv", "venv") for p in parts)
+
+
+server = TrainlintServer()
+
+
+# -- lifecycle ------------------------------------------------------------------------------------
+@server.feature(t.INITIALIZE)
+def on_initialize(ls: TrainlintServer, params: t.InitializeParams) -> None:
+    ls.settings, ls.settings_errors = Settings.parse(params.initialization_options)
+    ls.ws.select, ls.ws.ignore = ls.settings.select, ls.settings.ignore
+    caps = params.capabilities.text_document
+    if ls.settings.pull_diagnostics and caps is not None and caps.diagnostic is not None:
+        ls.pull = True
+        ls.feature(t.TEXT_DOCUMENT_DIAGNOSTIC, t.DiagnosticOptions(
+            identifier="trainlint", inter_file_dependencies=False, workspace_diagnostics=False))(on_pull)
+
+
+@server.feature(t.INITIALIZED)
+async def on_initialized(ls: TrainlintServer, params: t.InitializedParams) -> None:
+    ls.ws.roots = ls.roots()
+    for err in ls.settings_errors:
+        ls.message(f"trainlint: {err}; the default is used")
+    ws_caps = ls.client_capabilities.workspace
+    if ws_caps is not None and ws_caps.configuration:
+        await _pull_configuration(ls)
+    watched = ws_caps.did_change_watched_files if ws_caps is not None else None
+    if watched is not None and watched.dynamic_registration:
+        try:
+            await ls.client_register_capability_async(t.RegistrationParams([t.Registration(
+                str(uuid.uuid4()), t.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+                t.DidChangeWatchedFilesRegistrationOptions([t.FileSystemWatcher(g) for g in WATCH_GLOBS]))]))
+        except Exception as e:
+            log.info("client did not register file watchers: %s", e)
+    ls.spawn(ls.scan(), "initial scan")
+    if ls.settings.watch:
+        ls.watch_task = ls.spawn(ls.watch(), "watching run directories")
+
+
+async def _pull_configuration(ls: TrainlintServer) -> None:
+    try:
+        result = await asyncio.wait_for(ls.workspace_configuration_async(
+            t.ConfigurationParams([t.ConfigurationItem(section="trainlint")])), 5)
+    except Exception as e:
+        log.info("workspace/configuration failed: %s", e)
+        return
+    raw = result[0] if result else None
+    if raw:
+        _apply_settings(ls, raw)
+
+
+def _apply_settings(ls: TrainlintServer, raw: Any) -> None:
+    settings, errors = Settings.parse(raw)
+    for err in errors:
+        ls.message(f"trainlint: {err}; the default is used")
+    ls.settings = settings
+    ls.ws.select, ls.ws.ignore = settings.select, settings.ignore
+
+
+@server.feature(t.WORKSPACE_DID_CHANGE_CONFIGURATION)
+async def on_configuration(ls: TrainlintServer, params: t.DidChangeConfigurationParams) -> None:
+    ws_caps = ls.client_capabilities.workspace
+    if ws_caps is not None and ws_caps.configuration:
+        await _pull_configuration(ls)
+    elif params.settings:
+        _apply_settings(ls, params.settings)
+    ls.ws.forget_configs()
+    await ls.rejudge_all()
+
+
+@server.feature(t.SHUTDOWN)
+def on_shutdown(ls: TrainlintServer, params: Any) -> None:
+    if ls.stop_watch is not None:
+        ls.stop_watch.set()
+
+
+# -- documents and files --------------------------------------------------------------------------
+def _path(uri: str) -> str | None:
+    if uri.startswith(dg.EVENTS_SCHEME + ":"):
+        return None
+    return to_fs_path(uri)
+
+
+@server.feature(t.TEXT_DOCUMENT_DID_OPEN)
+async def on_open(ls: TrainlintServer, params: t.DidOpenTextDocumentParams) -> None:
+    path = _path(params.text_document.uri)
+    if path is None:
+        return
+    ls.open_paths.add(path)
+    tr = ls.ws.by_file(path) or await ls.in_worker(ls.ws.track, path)
+    if tr is not None:
+        await ls.judge(tr.path)
+        ls.publish(tr)
+
+
+@server.feature(t.TEXT_DOCUMENT_DID_CLOSE)
+def on_close(ls: TrainlintServer, params: t.DidCloseTextDocumentParams) -> None:
+    path = _path(params.text_document.uri)
+    if path is None:
+        return
+    ls.open_paths.discard(path)
+    tr = ls.ws.by_file(path)
+    if tr is not None and ls.settings.scope != "workspace":
+        ls.clear(tr)
+
+
+@server.feature(t.TEXT_DOCUMENT_DID_SAVE)
+def on_save(ls: TrainlintServer, params: t.DidSaveTextDocumentParams) -> None:
+    path = _path(params.text_document.uri)
+    if path is not None:
+        ls.note_change(path, deleted=False)
+
+
+@server.feature(t.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+def on_watched(ls: TrainlintServer, params: t.DidChangeWatchedFilesParams) -> None:
+    for ch in params.changes:
+        path = to_fs_path(ch.uri)
+        if path:
+            ls.note_change(path, ch.type == t.FileChangeType.Deleted)
+
+
+# -- features -------------------------------------------------------------------------------------
+def _tracked_for(ls: TrainlintServer, uri: str) -> tuple[Tracked | None, str | None]:
+    member = dg.member_of(uri)
+    if member is not None:
+        return ls.ws.by_file(member), member
+    path = to_fs_path(uri)
+    return (ls.ws.by_file(path) if path else None), None
+
+
+@server.feature(t.TEXT_DOCUMENT_HOVER)
+def on_hover(ls: TrainlintServer, params: t.HoverParams) -> t.Hover | None:
+    tr, member = _tracked_for(ls, params.text_document.uri)
+    if tr is None or tr.report is None:
+        return None
+    line = params.position.line + 1
+    lg = tr.log
+    if member is not None:
+        if lg is None:
+            return None
+        view = ls.views.get(tr, member)
+        hit = view.point_at.get(line)
+        here = [f for f in tr.report.findings if f.location.record is not None and f.location.path == member
+                and view.line_by_record.get((f.location.record, f.series_key or "")) == line]
+        if here:
+            return _hover("\n\n---\n\n".join(finding_markdown(f, lg) for f in here))
+        if hit is not None and hit[0] in lg.series:
+            return _hover(point_markdown([(lg.series[hit[0]], hit[1])]))
+        return None
+    here = [f for f in tr.report.findings if f.location.line == line and f.location.path == tr.path]
+    if here:
+        return _hover("\n\n---\n\n".join(finding_markdown(f, lg) for f in here))
+    points = tr.points_at(line)
+    return _hover(point_markdown(points)) if points else None
+
+
+def _hover(md: str) -> t.Hover:
+    return t.Hover(contents=t.MarkupContent(kind=t.MarkupKind.Markdown, value=md))
+
+
+@server.feature(t.TEXT_DOCUMENT_CODE_LENS)
+def on_code_lens(ls: TrainlintServer, params: t.CodeLensParams) -> list[t.CodeLens]:
+    tr, _ = _tracked_for(ls, params.text_document.uri)
+    return code_lenses(tr) if tr is not None else []
+
+
+@server.feature(t.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
+def on_symbols(ls: TrainlintServer, params: t.DocumentSymbolParams) -> list[t.DocumentSymbol]:
+    tr, member = _tracked_for(ls, params.text_document.uri)
+    return symbols(tr) if tr is not None and member is None else []
+
+
+def on_pull(ls: TrainlintServer, params: t.DocumentDiagnosticParams) -> t.RelatedFullDocumentDiagnosticReport:
+    tr, _ = _tracked_for(ls, params.text_document.uri)
+    items: list[t.Diagnostic] = []
+    if tr is not None:
+        items = dg.build(tr, ls.settings, ls.views, ls.encoding).get(params.text_document.uri, [])
+    return t.RelatedFullDocumentDiagnosticReport(items=items)
+
+
+@server.feature(RENDER_EVENTS)
+async def on_render_events(ls: TrainlintServer, params: Any) -> dict[str, Any]:
+    """The text view of an event file: ``{"uri": ..., "text": ..., "lines": n}``."""
+    uri = getattr(params, "uri", None) or (params.get("uri") if isinstance(params, dict) else None)
+    if not uri:
+        raise ValueError("trainlint/renderEvents needs {\"uri\": <event file or trainlint-events: URI>}")
+    member = dg.member_of(uri) or to_fs_path(uri)
+    if not member or not is_event_file(member):
+        raise ValueError(f"not a TensorBoard event file: {uri}")
+    tr = ls.ws.by_file(member)
+    if tr is None:
+        tr = await ls.in_worker(ls.ws.track, member)
+        if tr is None:
+            raise ValueError(f"cannot read {member}")
+    await ls.judge(tr.path)
+    if tr.log is None:
+        raise ValueError(f"cannot read {member}: {tr.report.error if tr.report else 'unknown error'}")
+    view = ls.views.get(tr, member)
+    return {"uri": dg.events_uri(member), "text": "\n".join(view.lines) + "\n", "lines": len(view.lines)}
+
+
+@server.command(RESCAN)
+async def on_rescan(ls: TrainlintServer, *args: Any) -> dict[str, int]:
+    ls.ws.roots = ls.roots()
+    ls.ws.forget_configs()
+    await ls.scan()
+    await ls.rejudge_all()
+    return {"logs": len(ls.ws.tracked)}
+
+
+# -- logging and entry point ----------------------------------------------------------------------
+class _ClientLog(logging.Handler):
+    """Mirror trainlint's own log records to window/logMessage (never pygls' own: they recurse)."""
+
+    def __init__(self, ls: TrainlintServer) -> None:
+        super().__init__(logging.INFO)
+        self.ls = ls
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.name.startswith("pygls") or not record.name.startswith("trainlint"):
+            return
+        kind = {logging.ERROR: t.MessageType.Error, logging.WARNING: t.MessageType.Warning}.get(
+            record.levelno, t.MessageType.Info)
+        with contextlib.suppress(Exception):  # logging must never take the server down
+            self.ls.window_log_message(t.LogMessageParams(kind, self.format(record)))
+
+
+def main(level: str = "WARNING") -> int:
+    logging.basicConfig(stream=sys.stderr, level=getattr(logging, level.upper(), logging.WARNING),
+                        format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    logging.getLogger("pygls").setLevel(logging.WARNING)
+    logging.getLogger("watchfiles").setLevel(logging.WARNING)
+    logging.getLogger("trainlint").addHandler(_ClientLog(server))
+    server.start_io()
+    server.worker.shutdown(wait=False, cancel_futures=True)
+    return 0
+

@@ -1,0 +1,86 @@
+"""Server settings from ``initializationOptions`` and ``workspace/configuration`` (section ``trainlint``).
+
+An invalid value is reported (one sentence per problem) and replaced by its default; the server
+never refuses to start over a setting.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+SEVERITIES = ("error", "warning", "information", "hint", "off")
+DEFAULT_SEVERITY = {"FAIL": "error", "WARN": "warning", "INFO": "information", "NOT-CHECKED": "hint"}
+_LEVEL_KEYS = {"fail": "FAIL", "warn": "WARN", "warning": "WARN", "info": "INFO", "notchecked": "NOT-CHECKED",
+               "not-checked": "NOT-CHECKED", "not_checked": "NOT-CHECKED"}
+
+
+@dataclass
+class Settings:
+    scope: str = "workspace"                 # "workspace" | "open-files"
+    severity: dict[str, str] = field(default_factory=lambda: dict(DEFAULT_SEVERITY))
+    select: list[str] = field(default_factory=list)
+    ignore: list[str] = field(default_factory=list)
+    debounce_ms: int = 200
+    watch: bool = True
+    pull_diagnostics: bool = False
+    max_diagnostics_per_file: int = 200
+
+    @classmethod
+    def parse(cls, raw: Any) -> tuple[Settings, list[str]]:
+        s = cls()
+        errors: list[str] = []
+        if raw is None:
+            return s, errors
+        if not isinstance(raw, dict):
+            return s, [f"trainlint settings must be an object, got {type(raw).__name__}; using defaults"]
+        if isinstance(raw.get("settings"), dict):  # VS Code client: {"settings": {...}, "globalSettings": ...}
+            raw = {**raw, **raw["settings"]}
+        raw = raw.get("trainlint", raw) if isinstance(raw.get("trainlint"), dict) else raw
+        scope = raw.get("scope")
+        if scope is not None:
+            if scope in ("workspace", "open-files", "openFiles"):
+                s.scope = "open-files" if scope != "workspace" else "workspace"
+            else:
+                errors.append(f"trainlint.scope must be \"workspace\" or \"open-files\", got {scope!r}")
+        sev = raw.get("severity")
+        if sev is not None:
+            if isinstance(sev, dict):
+                for k, v in sev.items():
+                    level = _LEVEL_KEYS.get(str(k).lower().replace(" ", ""))
+                    if level is None:
+                        errors.append(f"trainlint.severity has an unknown level {k!r} (fail, warn, info, notChecked)")
+                    elif str(v).lower() not in SEVERITIES:
+                        errors.append(f"trainlint.severity.{k} must be one of {', '.join(SEVERITIES)}, got {v!r}")
+                    else:
+                        s.severity[level] = str(v).lower()
+            else:
+                errors.append("trainlint.severity must be an object such as {\"fail\": \"error\"}")
+        for key in ("select", "ignore"):
+            v = raw.get(key)
+            if v is None:
+                continue
+            if isinstance(v, str):
+                v = [x.strip() for x in v.split(",") if x.strip()]
+            if isinstance(v, list) and all(isinstance(x, str) for x in v):
+                setattr(s, key, list(v))
+            else:
+                errors.append(f"trainlint.{key} must be a list of rule IDs or prefixes")
+        for key, attr, lo in (("debounceMs", "debounce_ms", 0),
+                              ("maxDiagnosticsPerFile", "max_diagnostics_per_file", 1)):
+            v = raw.get(key)
+            if v is None:
+                continue
+            if isinstance(v, int) and not isinstance(v, bool) and v >= lo:
+                setattr(s, attr, v)
+            else:
+                errors.append(f"trainlint.{key} must be an integer >= {lo}, got {v!r}")
+        for key, attr in (("watch", "watch"), ("pullDiagnostics", "pull_diagnostics")):
+            v = raw.get(key)
+            if v is None:
+                continue
+            if isinstance(v, bool):
+                setattr(s, attr, v)
+            else:
+                errors.append(f"trainlint.{key} must be true or false, got {v!r}")
+        return s, errors

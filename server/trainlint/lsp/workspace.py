@@ -1,0 +1,166 @@
+"""What the server knows about the logs of a workspace: one incremental reader and one report
+per log, judged by the same code as ``trainlint check``. No LSP types here.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+from .. import config as config_mod
+from ..config import Config
+from ..discovery import CANDIDATE_SUFFIXES, NOT_LOGS, SKIP_DIRS
+from ..judge import Report, judge_log, not_checked
+from ..model import LogFile, Series
+from ..readers import NotALog, Source, detect, open_source
+from ..readers.tfevents import is_event_file
+from ..rules.base import Skip
+from ..runs import plan
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Tracked:
+    path: str                      # a log file, or a directory of event files
+    format: str | None
+    source: Source | None = None
+    report: Report | None = None
+    facts: dict[str, Any] = field(default_factory=dict)
+    generation: int = 0
+    published: set[str] = field(default_factory=set)   # URIs this log's diagnostics went to
+    _points_by_line: dict[int, list[tuple[Series, int]]] | None = None
+
+    @property
+    def log(self) -> LogFile | None:
+        return self.source.log if self.source is not None else None
+
+    def points_at(self, line: int) -> list[tuple[Series, int]]:
+        """Every point read from a 1-based line (built once per generation)."""
+        lg = self.log
+        if lg is None:
+            return []
+        if self._points_by_line is None:
+            index: dict[int, list[tuple[Series, int]]] = {}
+            for s in lg.series.values():
+                for i, ln in enumerate(s.lines):
+                    if ln > 0:
+                        index.setdefault(ln, []).append((s, i))
+            self._points_by_line = index
+        return self._points_by_line.get(line, [])
+
+
+class Workspace:
+    """Tracks logs under root folders; ``refresh`` re-reads only what was appended."""
+
+    def __init__(self) -> None:
+        self.roots: list[str] = []
+        self.tracked: dict[str, Tracked] = {}
+        self.select: list[str] = []
+        self.ignore: list[str] = []
+        self._configs: dict[str, Config] = {}
+
+    # -- configuration -----------------------------------------------------------------------
+    def config_for(self, path: str) -> Config:
+        d = path if os.path.isdir(path) else os.path.dirname(path)
+        cfg = self._configs.get(d)
+        if cfg is None:
+            cfg = config_mod.for_path(path)
+            self._configs[d] = cfg
+        if self.select or self.ignore:
+            cfg = Config(cfg.roles, cfg.thresholds, self.select or cfg.select, cfg.ignore + self.ignore,
+                         cfg.baseline, cfg.source, cfg.errors)
+        return cfg
+
+    def config_errors(self) -> list[str]:
+        out: list[str] = []
+        for cfg in self._configs.values():
+            out.extend(f"{cfg.source}: {e}" for e in cfg.errors if cfg.source)
+        return sorted(set(out))
+
+    def forget_configs(self) -> None:
+        self._configs.clear()
+
+    # -- discovery ---------------------------------------------------------------------------
+    def discover(self, root: str) -> list[str]:
+        """Logs under root that are not tracked yet (they are added, not judged)."""
+        p = plan(root)
+        new = []
+        for item in p.items:
+            if item.path not in self.tracked:
+                self.tracked[item.path] = Tracked(item.path, item.format, facts=item.facts)
+                new.append(item.path)
+        return new
+
+    def unit_for(self, path: str) -> str:
+        """The tracked unit a changed path belongs to (an event file's unit is its directory)."""
+        if is_event_file(path):
+            return os.path.dirname(path)
+        return path
+
+    def is_candidate(self, path: str) -> bool:
+        parts = set(path.split(os.sep))
+        if parts & SKIP_DIRS or any(p.startswith(".") and p not in (".", "..") for p in path.split(os.sep)[1:-1]):
+            return False
+        name = os.path.basename(path)
+        if is_event_file(name):
+            return True
+        return name not in NOT_LOGS and os.path.splitext(name)[1].lower() in CANDIDATE_SUFFIXES
+
+    def track(self, path: str) -> Tracked | None:
+        """Track one path (opened in the editor, or new on disk) if it is a training log."""
+        unit = self.unit_for(path)
+        t = self.tracked.get(unit)
+        if t is not None:
+            return t
+        try:
+            d = detect(unit)
+        except OSError:
+            return None
+        if d.format is None:
+            return None
+        t = self.tracked[unit] = Tracked(unit, d.format)
+        return t
+
+    def forget(self, path: str) -> list[Tracked]:
+        """Stop tracking path and everything under it; return what was dropped."""
+        gone = [t for p, t in self.tracked.items() if p == path or p.startswith(path.rstrip(os.sep) + os.sep)]
+        for t in gone:
+            del self.tracked[t.path]
+        return gone
+
+    # -- judging -----------------------------------------------------------------------------
+    def refresh(self, path: str) -> bool:
+        """Read what changed in a tracked log and judge it again. True when the report changed."""
+        t = self.tracked[path]
+        cfg = self.config_for(path)
+        try:
+            if t.source is None:
+                t.source = open_source(path, t.format, cfg.roles)
+            changed = t.source.update()
+        except NotALog as e:
+            t.source, changed = None, True
+            t.report = not_checked(path, t.format, f"not a training log ({e})", Skip.NOT_APPLICABLE)
+            t.generation += 1
+            return changed
+        except FileNotFoundError:
+            raise
+        except OSError as e:
+            t.report = not_checked(path, t.format, f"cannot be read ({e.strerror or e})")
+            t.generation += 1
+            return True
+        if not changed and t.report is not None:
+            return False
+        t.report = judge_log(t.source.log, cfg, t.facts)
+        t.generation += 1
+        t._points_by_line = None
+        return True
+
+    def by_file(self, path: str) -> Tracked | None:
+        """The tracked log that holds this file (a member event file maps to its directory)."""
+        t = self.tracked.get(path)
+        if t is not None:
+            return t
+        return self.tracked.get(os.path.dirname(path)) if is_event_file(path) else None
