@@ -12,9 +12,10 @@ from pathlib import Path
 
 import pytest
 import pytest_lsp
-from conftest import RUNS
 from lsprotocol import types as t
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
+
+from conftest import RUNS
 
 SERVER = [sys.executable, "-m", "trainlint.lsp"]
 PROFILES = ["visual-studio-code", "neovim@v0.7.0"]

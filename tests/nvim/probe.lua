@@ -1,0 +1,35 @@
+-- Headless Neovim (0.7+) as a real LSP client of `trainlint serve`:
+-- start the server, attach the current buffer, wait for diagnostics, hover, dump JSON, quit.
+local ok, err = pcall(function()
+  local out = assert(os.getenv("PROBE_OUT"))
+  local cmd = vim.split(assert(os.getenv("TRAINLINT_CMD")), "\t", { trimempty = true })
+  local hover_line = tonumber(os.getenv("HOVER_LINE") or "0")
+  local buf = vim.api.nvim_get_current_buf()
+  local id = assert(vim.lsp.start_client({
+    name = "trainlint",
+    cmd = cmd,
+    root_dir = assert(os.getenv("ROOT_DIR")),
+    workspace_folders = { { uri = vim.uri_from_fname(os.getenv("ROOT_DIR")), name = "ws" } },
+  }))
+  vim.lsp.buf_attach_client(buf, id)
+  local got = vim.wait(20000, function() return #vim.diagnostic.get(buf) > 0 end, 20)
+  local hover = vim.lsp.buf_request_sync(buf, "textDocument/hover",
+    { textDocument = { uri = vim.uri_from_bufnr(buf) }, position = { line = hover_line, character = 16 } }, 5000)
+  local all = {}
+  for _, d in ipairs(vim.diagnostic.get()) do
+    table.insert(all, { bufname = vim.api.nvim_buf_get_name(d.bufnr), lnum = d.lnum, col = d.col,
+                        code = d.code, severity = d.severity, source = d.source, message = d.message })
+  end
+  local h = hover and hover[id] and hover[id].result
+  local f = io.open(out, "w")
+  f:write(vim.json.encode({ got = got, buffer = vim.diagnostic.get(buf), all = all,
+                            hover = h and h.contents and h.contents.value or vim.NIL }))
+  f:close()
+  vim.lsp.stop_client(id)
+  vim.wait(3000, function() return vim.lsp.get_client_by_id(id) == nil end, 20)
+end)
+if not ok then
+  io.stderr:write(tostring(err) .. "\n")
+  vim.cmd("cquit 2")
+end
+vim.cmd("qall!")

@@ -1,0 +1,56 @@
+"""A real editor: headless Neovim starts `trainlint serve`, opens real logs, reads back
+``vim.diagnostic.get()`` and a hover."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+from conftest import RUNS
+
+NVIM = shutil.which("nvim")
+PROBE = Path(__file__).parent / "nvim" / "probe.lua"
+pytestmark = pytest.mark.skipif(NVIM is None, reason="Neovim is not installed (apt-get install neovim; .ci/run does)")
+
+
+def probe(root: Path, file: Path, hover_line: int) -> dict:
+    out = root.parent / "probe.json"
+    env = {**os.environ, "PROBE_OUT": str(out), "ROOT_DIR": str(root), "HOVER_LINE": str(hover_line),
+           "TRAINLINT_CMD": "\t".join([sys.executable, "-m", "trainlint.lsp"]),
+           "XDG_CACHE_HOME": tempfile.mkdtemp(), "XDG_STATE_HOME": tempfile.mkdtemp()}
+    r = subprocess.run([NVIM, "--headless", "-u", "NONE", "-i", "NONE", "-n", "-c", f"luafile {PROBE}", str(file)],
+                       env=env, capture_output=True, text=True, timeout=60, cwd=root)
+    assert r.returncode == 0, r.stderr
+    return json.loads(out.read_text())
+
+
+def test_neovim_reads_back_diagnostics_and_hover(tmp_path: Path):
+    root = tmp_path / "ws"
+    shutil.copytree(RUNS / "gallery-lr_hot", root / "lr_hot")
+    shutil.copytree(RUNS / "gallery-lr_zero", root / "lr_zero")
+    log = root / "lr_hot" / "trainer_state.json"
+    res = probe(root, log, hover_line=428)
+    assert res["got"] is True
+    mine = sorted((d["code"], d["lnum"]) for d in res["buffer"])
+    assert mine == [("TP-DIVERGE", 428), ("TP-GRAD-SPIKE", 146)]
+    div = [d for d in res["buffer"] if d["code"] == "TP-DIVERGE"][0]
+    assert div["col"] == 14 and div["source"] == "trainlint" and div["severity"] == 1
+    # the workspace scan also published the log that was never opened
+    other = {(d["code"], d["lnum"]) for d in res["all"] if d["bufname"].endswith("lr_zero/trainer_state.json")}
+    assert ("TP-ZERO-LR", 14) in other
+    assert res["hover"].startswith("**TP-DIVERGE** · FAIL") and "**Measured**" in res["hover"]
+
+
+def test_neovim_on_the_real_coqui_log(tmp_path: Path):
+    root = tmp_path / "ws"
+    shutil.copytree(RUNS / "xtts-prefix", root / "xtts")
+    res = probe(root, root / "xtts" / "trainer_0_log.txt", hover_line=13206)
+    assert [(d["code"], d["lnum"]) for d in res["buffer"]] == [("TP-THROUGHPUT", 13206)]
+    assert res["buffer"][0]["severity"] == 3  # INFO -> Information
+    assert "2.08 steps/s" in res["hover"]
