@@ -12,6 +12,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
+
 from conftest import RUNS
 
 NVIM = shutil.which("nvim")

@@ -21,7 +21,7 @@ class Settings:
     severity: dict[str, str] = field(default_factory=lambda: dict(DEFAULT_SEVERITY))
     select: list[str] = field(default_factory=list)
     ignore: list[str] = field(default_factory=list)
-    debounce_ms: int = 200
+    debounce_ms: int = 150
     watch: bool = True
     pull_diagnostics: bool = False
     max_diagnostics_per_file: int = 200
