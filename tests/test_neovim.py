@@ -20,9 +20,9 @@ PROBE = Path(__file__).parent / "nvim" / "probe.lua"
 pytestmark = pytest.mark.skipif(NVIM is None, reason="Neovim is not installed (apt-get install neovim; .ci/run does)")
 
 
-def probe(root: Path, file: Path, hover_line: int) -> dict:
+def probe(root: Path, file: Path, hover_line: int, buffers: int = 1) -> dict:
     out = root.parent / "probe.json"
-    env = {**os.environ, "PROBE_OUT": str(out), "ROOT_DIR": str(root), "HOVER_LINE": str(hover_line),
+    env = {**os.environ, "PROBE_OUT": str(out), "ROOT_DIR": str(root), "HOVER_LINE": str(hover_line), "WAIT_BUFFERS": str(buffers),
            "TRAINLINT_CMD": "\t".join([sys.executable, "-m", "trainlint.lsp"]),
            "XDG_CACHE_HOME": tempfile.mkdtemp(), "XDG_STATE_HOME": tempfile.mkdtemp()}
     r = subprocess.run([NVIM, "--headless", "-u", "NONE", "-i", "NONE", "-n", "-c", f"luafile {PROBE}", str(file)],
@@ -36,7 +36,7 @@ def test_neovim_reads_back_diagnostics_and_hover(tmp_path: Path):
     shutil.copytree(RUNS / "gallery-lr_hot", root / "lr_hot")
     shutil.copytree(RUNS / "gallery-lr_zero", root / "lr_zero")
     log = root / "lr_hot" / "trainer_state.json"
-    res = probe(root, log, hover_line=428)
+    res = probe(root, log, hover_line=428, buffers=2)
     assert res["got"] is True
     mine = sorted((d["code"], d["lnum"]) for d in res["buffer"])
     assert mine == [("TP-DIVERGE", 428), ("TP-GRAD-SPIKE", 146)]

@@ -12,7 +12,17 @@ local ok, err = pcall(function()
     workspace_folders = { { uri = vim.uri_from_fname(os.getenv("ROOT_DIR")), name = "ws" } },
   }))
   vim.lsp.buf_attach_client(buf, id)
-  local got = vim.wait(20000, function() return #vim.diagnostic.get(buf) > 0 end, 20)
+  local want_bufs = tonumber(os.getenv("WAIT_BUFFERS") or "1")
+  local function bufs_with_diagnostics()
+    local seen, n = {}, 0
+    for _, d in ipairs(vim.diagnostic.get()) do
+      if not seen[d.bufnr] then seen[d.bufnr] = true; n = n + 1 end
+    end
+    return n
+  end
+  local got = vim.wait(20000, function()
+    return #vim.diagnostic.get(buf) > 0 and bufs_with_diagnostics() >= want_bufs
+  end, 20)
   local hover = vim.lsp.buf_request_sync(buf, "textDocument/hover",
     { textDocument = { uri = vim.uri_from_bufnr(buf) }, position = { line = hover_line, character = 16 } }, 5000)
   local all = {}
