@@ -135,7 +135,7 @@ async def test_code_lens_and_symbols(client: LanguageClient, workspace: Path):
     await until(lambda: uri in client.diagnostics, what="xtts judged")
     lenses = await client.text_document_code_lens_async(t.CodeLensParams(t.TextDocumentIdentifier(uri)))
     titles = [lens.command.title for lens in lenses]
-    assert titles[0].startswith("trainlint: PASS — 1 INFO · steps 0–72900")
+    assert titles[0].startswith("trainlint: PASS — 2 INFO · steps 0–72900")
     assert titles[1].startswith("ran: non-finite-loss") and titles[2].startswith("skipped: zero-grad (no-series")
     syms = await client.text_document_document_symbol_async(
         t.DocumentSymbolParams(t.TextDocumentIdentifier(uri)))

@@ -48,6 +48,13 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--format", choices=("text", "json"), default="text")
     common(s)
 
+    cp = sub.add_parser("compare", help="compare runs against a baseline run (trainproof's compare rules)")
+    cp.add_argument("baseline", metavar="BASELINE")
+    cp.add_argument("runs", nargs="+", metavar="RUN")
+    cp.add_argument("--format", choices=("text", "json", "sarif"), default="text")
+    cp.add_argument("--quiet", "-q", action="store_true")
+    common(cp)
+
     e = sub.add_parser("events", help="print a TensorBoard event file as text, one scalar per line")
     e.add_argument("path", metavar="FILE")
     common(e)
@@ -66,6 +73,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _series(args)
         if args.command == "events":
             return _events(args)
+        if args.command == "compare":
+            return _compare(args)
         if args.command == "serve":
             from .lsp.server import main as serve
 
@@ -93,7 +102,7 @@ def _check(args: argparse.Namespace) -> int:
     from .judge import Report, judge_path, not_checked
     from .output import check_json, check_text, sarif
     from .rules.base import Level
-    from .runs import plan
+    from .runs import Companions, plan
 
     cfg = _config(args, args.paths[0])
     if args.select:
@@ -103,6 +112,8 @@ def _check(args: argparse.Namespace) -> int:
     reports: list[Report] = []
     skipped_files: list[tuple[str, str]] = []
     unreadable: list[tuple[str, str]] = []
+    companions = Companions()
+    companions_read: list[tuple[str, str]] = []
     for path in args.paths:
         if not os.path.exists(path) and not os.path.islink(path):
             reports.append(not_checked(path, None, "it does not exist"))
@@ -113,19 +124,21 @@ def _check(args: argparse.Namespace) -> int:
         p = plan(path)
         skipped_files.extend(p.skipped)
         unreadable.extend(p.unreadable)
+        companions_read.extend(p.companions)
         if os.path.isfile(path) and not p.items:
             why = p.skipped[0][1] if p.skipped else (p.unreadable[0][1] if p.unreadable else "not a training log")
             reports.append(not_checked(path, None, why))
             continue
         for item in p.items:
-            reports.append(judge_path(item.path, cfg, item.format, item.facts))
+            reports.append(judge_path(item.path, cfg, item.format, item.facts, companions))
         if os.path.isdir(path) and not p.items:
             print(f"trainlint: no training logs found under {path} ({p.considered} files considered)",
                   file=sys.stderr)
     for path, why in unreadable:
         print(f"trainlint: {path}: cannot be read: {why}", file=sys.stderr)
     discovery = {"read": len(reports), "skipped": [{"path": p, "reason": r} for p, r in skipped_files],
-                 "unreadable": [{"path": p, "reason": r} for p, r in unreadable]}
+                 "unreadable": [{"path": p, "reason": r} for p, r in unreadable],
+                 "companions": [{"path": p, "reason": r} for p, r in companions_read]}
     if args.format == "json":
         print(json.dumps(check_json.document(reports, discovery=discovery), indent=2, allow_nan=False))
     elif args.format == "sarif":
@@ -139,6 +152,44 @@ def _check(args: argparse.Namespace) -> int:
     if Level.FAIL in verdicts:
         return EXIT_FAIL
     if not reports or Level.NOT_CHECKED in verdicts:
+        return EXIT_CANNOT_JUDGE
+    return EXIT_OK
+
+
+def _one_log(path: str) -> str:
+    """A run given as a directory means its one judged log."""
+    from .runs import plan
+
+    if not os.path.isdir(path):
+        return path
+    items = plan(path).items
+    here = [i for i in items if os.path.dirname(i.path) == path.rstrip(os.sep)] if len(items) > 1 else items
+    return here[0].path if len(here) == 1 else path
+
+
+def _compare(args: argparse.Namespace) -> int:
+    from .judge import compare_paths, judge_path
+    from .output import check_json, check_text, sarif
+    from .rules.base import Level
+
+    cfg = _config(args, args.baseline)
+    base = judge_path(_one_log(args.baseline), cfg, args.log_format)
+    reports = [compare_paths(base, judge_path(_one_log(r), cfg, args.log_format), cfg) for r in args.runs]
+    if args.format == "json":
+        print(json.dumps(check_json.document(reports), indent=2, allow_nan=False))
+    elif args.format == "sarif":
+        print(json.dumps(sarif.document(reports), indent=2, allow_nan=False))
+    else:
+        for rep in reports:
+            for f in rep.findings:
+                if f.level != Level.PASS or not args.quiet:
+                    print(check_text.finding_line(f))
+            if not args.quiet:
+                print(f"{check_text.rel(rep.path)} vs {check_text.rel(base.path)}: {rep.verdict.value}")
+    verdicts = [r.verdict for r in reports]
+    if Level.FAIL in verdicts:
+        return EXIT_FAIL
+    if Level.NOT_CHECKED in verdicts:
         return EXIT_CANNOT_JUDGE
     return EXIT_OK
 

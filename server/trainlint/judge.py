@@ -7,14 +7,30 @@ that could not be read is NOT-CHECKED with the reason, never FAIL.
 
 from __future__ import annotations
 
+import math
+import os
 from dataclasses import dataclass, field
 from typing import Any
 
 from .config import Config
 from .model import Location, LogFile, Role
+from .output.values import fmt_step
 from .readers import NotALog, Source, open_source
-from .rules import CHECKS, TP_NO_LOSS, TP_NOT_CHECKED, TP_PASS
-from .rules.base import Context, Evidence, Finding, Level, Measurement, Ratio, Rule, Skip, SkipReason
+from .rules import CHECKS, TP_NO_LOSS, TP_NOT_CHECKED, TP_PASS, run_level
+from .rules.base import (
+    Context,
+    Evidence,
+    Finding,
+    Level,
+    Measurement,
+    Ratio,
+    Related,
+    Rule,
+    Skip,
+    SkipReason,
+    Step,
+)
+from .runs import Companions, collect_facts
 
 ORDER = {Level.FAIL: 0, Level.WARN: 1, Level.NOT_CHECKED: 2, Level.PASS: 3, Level.INFO: 4}
 
@@ -31,6 +47,7 @@ class Report:
     measurements: list[Measurement] = field(default_factory=list)
     log: LogFile | None = None
     error: str | None = None
+    baseline: str | None = None     # compare reports: the baseline's path
 
     @property
     def worst(self) -> Level:
@@ -59,8 +76,42 @@ def judge_log(log: LogFile, cfg: Config | None = None, facts: dict[str, Any] | N
             rep.ran.append(check.name)
         ids = {r.id for r in enabled}
         rep.findings.extend(f for f in result.findings if f.id in ids)
+    if cfg.enabled(run_level.TL_SERIES_DISAGREE.id):
+        rep.findings.extend(run_level.series_disagree(ctx, rep.findings, rep.measurements))
+    _same_points(rep.findings, log, ctx.facts.get("companion_logs") or [])
+    if ctx.facts.get("log_is_prefix"):
+        for f in rep.findings:
+            if f.id in run_level.END_OF_LOG_RULES:
+                f.evidence.values["run_last_step"] = Step(ctx.facts["run_last_step"])
+                f.evidence.template += "; this is the end of the log, not of the run (it reached step {run_last_step})"
     _conclude(rep, cfg)
     return rep
+
+
+def _same_points(findings: list[Finding], log: LogFile, others: list[LogFile | None]) -> None:
+    """The same point in another file of the run (an event file beside the text log) is related
+    information on the finding, not a second finding."""
+    others = [o for o in others if o is not None]
+    if not others:
+        return
+    for f in findings:
+        s = log.series.get(f.series_key or "")
+        if s is None or f.location.line is None:
+            continue
+        idx = next((i for i in range(len(s) - 1, -1, -1) if s.lines[i] == f.location.line), None)
+        if idx is None:
+            continue
+        step, value = s.steps[idx], s.values[idx]
+        for other in others:
+            for cs in other.by_role(s.role):
+                for j in range(len(cs) - 1, -1, -1):
+                    if cs.steps[j] == step and (cs.values[j] == value or (
+                            math.isfinite(value) and math.isclose(cs.values[j], value, rel_tol=1e-6))):
+                        loc = other.locate(cs, j)
+                        name = os.path.basename(loc.path)
+                        f.related.append(Related("same-point", loc, f"the same point in {name}: {cs.name} at step "
+                                                 f"{fmt_step(step)}"))
+                        break
 
 
 def _file_start(log: LogFile) -> Location:
@@ -118,6 +169,18 @@ def _summary(rule: Rule, rep: Report, log: LogFile, head: str) -> Finding:
     return Finding(rule.id, rule.level, message, Evidence(values, "; ".join(parts)), _file_start(log))
 
 
+def compare_paths(baseline: Report, run: Report, cfg: Config | None = None) -> Report:
+    """A compare report: the run's compare findings against the baseline, naming both files."""
+    from .rules.compare import compare
+
+    cfg = cfg or Config()
+    findings = [f for f in compare(run, baseline, cfg.thresholds) if cfg.enabled(f.id)]
+    levels = {f.level for f in findings}
+    verdict = (Level.FAIL if Level.FAIL in levels else Level.WARN if Level.WARN in levels
+               else Level.NOT_CHECKED if Level.NOT_CHECKED in levels else Level.PASS)
+    return Report(run.path, run.format, verdict, findings, log=run.log, baseline=baseline.path, error=run.error)
+
+
 def not_checked(path: str, fmt: str | None, reason: str, code: Skip = Skip.UNREADABLE) -> Report:
     """A report for a path that could not be read or is not a training log."""
     rep = Report(path, fmt, Level.NOT_CHECKED, error=reason)
@@ -133,8 +196,8 @@ def open_log(path: str, cfg: Config, fmt: str | None = None) -> Source:
 
 
 def judge_path(path: str, cfg: Config | None = None, fmt: str | None = None,
-               facts: dict[str, Any] | None = None) -> Report:
-    """Read and judge one path; never raises for a bad file."""
+               facts: dict[str, Any] | None = None, companions: Companions | None = None) -> Report:
+    """Read and judge one path with the facts of its run directory; never raises for a bad file."""
     cfg = cfg or Config()
     try:
         src = open_log(path, cfg, fmt)
@@ -151,5 +214,6 @@ def judge_path(path: str, cfg: Config | None = None, fmt: str | None = None,
         return not_checked(path, fmt, f"cannot be read ({e.strerror or e})")
     except ImportError as e:
         return not_checked(path, fmt, f"a reader dependency is missing ({e.name}); install trainlint's dependencies")
-    return judge_log(src.log, cfg, facts)
+    run_facts = collect_facts(path, src.log, facts or {}, companions or Companions())
+    return judge_log(src.log, cfg, run_facts)
 

@@ -4,6 +4,7 @@ per log, judged by the same code as ``trainlint check``. No LSP types here.
 
 from __future__ import annotations
 
+import fnmatch
 import logging
 import os
 from dataclasses import dataclass, field
@@ -12,12 +13,12 @@ from typing import Any
 from .. import config as config_mod
 from ..config import Config
 from ..discovery import CANDIDATE_SUFFIXES, NOT_LOGS, SKIP_DIRS
-from ..judge import Report, judge_log, not_checked
+from ..judge import Report, compare_paths, judge_log, judge_path, not_checked
 from ..model import LogFile, Series
 from ..readers import NotALog, Source, detect, open_source
 from ..readers.tfevents import is_event_file
-from ..rules.base import Skip
-from ..runs import plan
+from ..rules.base import Level, Skip
+from ..runs import Companions, collect_facts, plan
 
 log = logging.getLogger(__name__)
 
@@ -61,6 +62,8 @@ class Workspace:
         self.select: list[str] = []
         self.ignore: list[str] = []
         self._configs: dict[str, Config] = {}
+        self.companions = Companions()
+        self._baselines: dict[str, tuple[tuple[str, int], Report]] = {}
 
     # -- configuration -----------------------------------------------------------------------
     def config_for(self, path: str) -> Config:
@@ -153,10 +156,37 @@ class Workspace:
             return True
         if not changed and t.report is not None:
             return False
-        t.report = judge_log(t.source.log, cfg, t.facts)
+        facts = collect_facts(path, t.source.log, t.facts, self.companions)
+        t.report = judge_log(t.source.log, cfg, facts)
+        base = self.baseline_for(path, cfg)
+        if base is not None and os.path.abspath(base) != os.path.abspath(path):
+            t.report.findings.extend(f for f in compare_paths(self._baseline_report(base, cfg), t.report, cfg).findings
+                                     if f.level != Level.PASS)
+            t.report.baseline = base
         t.generation += 1
         t._points_by_line = None
         return True
+
+    def baseline_for(self, path: str, cfg: Config) -> str | None:
+        """The baseline log ``baseline:`` in .trainlint.yaml names for this run (globs relative to the file)."""
+        if not cfg.baseline or not cfg.source:
+            return None
+        root = os.path.dirname(os.path.abspath(cfg.source))
+        rel = os.path.relpath(os.path.abspath(path), root)
+        for pattern, base in cfg.baseline.items():
+            if fnmatch.fnmatch(rel, pattern) or fnmatch.fnmatch(rel, pattern.rstrip("/") + "/*"):
+                return base if os.path.isabs(base) else os.path.join(root, base)
+        return None
+
+    def _baseline_report(self, base: str, cfg: Config) -> Report:
+        try:
+            key = (base, os.stat(base).st_mtime_ns)
+        except OSError:
+            key = (base, -1)
+        hit = self._baselines.get(base)
+        if hit is None or hit[0] != key:
+            hit = self._baselines[base] = (key, judge_path(base, cfg))
+        return hit[1]
 
     def by_file(self, path: str) -> Tracked | None:
         """The tracked log that holds this file (a member event file maps to its directory)."""

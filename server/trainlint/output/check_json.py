@@ -59,6 +59,7 @@ def report(rep: Report) -> dict[str, Any]:
         "problems": [] if rep.log is None else [{"line": p.line, "record": p.record, "message": p.message}
                                                 for p in rep.log.problems],
         "error": rep.error,
+        **({"baseline": rep.baseline} if rep.baseline else {}),
     }
 
 

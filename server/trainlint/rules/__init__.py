@@ -5,7 +5,7 @@ Docs pages (docs/rules/<ID>.md) and the tests that keep them in step read ``RULE
 
 from __future__ import annotations
 
-from . import grad, loss_level, lr, nan, overfit, timing
+from . import compare, grad, loss_level, lr, nan, overfit, run_level, timing
 from .base import Check, Level, Rule
 
 CHECKS: tuple[Check, ...] = (
@@ -21,6 +21,7 @@ CHECKS: tuple[Check, ...] = (
     timing.CHECKS[0],              # step-time
     timing.CHECKS[1],              # loader
     overfit.CHECKS[0],             # overfit
+    *run_level.CHECKS,             # log-coverage, run-end, resume, events-integrity, checkpoints
     timing.CHECKS[2],              # throughput
     timing.CHECKS[3],              # gpu-util
 )
@@ -37,7 +38,7 @@ def _all_rules() -> dict[str, Rule]:
     for c in CHECKS:
         for r in c.rules:
             out[r.id] = r
-    for r in SUMMARY_RULES:
+    for r in SUMMARY_RULES + run_level.POST_RULES + compare.RULES:
         out[r.id] = r
     return out
 

@@ -184,9 +184,6 @@ def check_divergence(ctx: Context) -> CheckResult:
             template = ("{series}: end level {end} (median of the last {window} points, steps {end_first}-{end_last}) "
                         "is {ratio}x the lowest level {minimum} (median of points at steps {min_first}-{min_last}); "
                         "threshold {threshold}; last point/minimum {raw_ratio}")
-        if ctx.facts.get("log_is_prefix"):
-            values["run_last_step"] = Step(ctx.facts["run_last_step"])
-            template += "; this is the end of the log, not of the run (the run reached step {run_last_step})"
         end_i, lo_mid = idx[end_win[1] - 1], idx[(lo_win[0] + lo_win[1] - 1) // 2]
         f = Finding(TP_DIVERGE.id, TP_DIVERGE.level,
                     "The loss ends well above the lowest level it reached: training may have become unstable "

@@ -65,6 +65,13 @@ class Thresholds:
     #: trainproof: loader time above half of step time (median) means input-bound.
     loader_fraction_max: float = 0.5
 
+    # -- run coverage --------------------------------------------------------------------------
+    #: A log written to within this many seconds is reported as running, not as stopped.
+    running_if_written_within_s: float = 120.0
+    #: A series that ends within this factor of its lowest level "ends at its minimum" when it is
+    #: set beside a divergence finding on another series (TL-SERIES-DISAGREE).
+    at_minimum_ratio: float = 1.05
+
     def window_for(self, n: int) -> int:
         if self.divergence_window <= 1:
             return 1

@@ -1,0 +1,266 @@
+"""trainlint's run-level rules on real run directories built in tmp from corpus files."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+import time
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from conftest import GALLERY, RUNS, XTTS_EVENTS, XTTS_FULL, XTTS_PREFIX, corpus
+from rulekit import faithful, ids, jsonl, judge, only
+from tbwrite import record_offsets, scalar_event, write
+from trainlint.config import Config
+from trainlint.rules.base import Level
+from trainlint.rules.thresholds import Thresholds
+from trainlint.runs import plan
+
+OLD = time.time() - 3 * 86400
+
+
+def aged(*paths: Path) -> None:
+    """Runs in these tests stopped days ago: a fresh copy would read as still being written."""
+    for p in paths:
+        os.utime(p, (OLD, OLD))
+
+
+def xtts_full_run(tmp_path: Path) -> Path:
+    if not XTTS_FULL.exists():
+        pytest.skip(f"corpus file not available: {XTTS_FULL}")
+    run = tmp_path / "xtts"
+    run.mkdir()
+    shutil.copy2(XTTS_FULL, run / "trainer_0_log.txt")
+    aged(run / "trainer_0_log.txt")
+    return run
+
+
+def test_log_prefix_from_later_checkpoints(tmp_path):
+    run = tmp_path / "run"
+    run.mkdir()
+    shutil.copy2(XTTS_PREFIX, run / "trainer_0_log.txt")
+    for step in (74820, 99760, 124700):
+        (run / f"best_model_{step}.pth").write_bytes(b"")
+    (run / "checkpoint_125039.pth").write_bytes(b"")
+    aged(run / "trainer_0_log.txt")
+    rep = judge(run / "trainer_0_log.txt", cfg=Config(thresholds=Thresholds(divergence_window=1)))
+    f = only(rep, "TL-LOG-PREFIX")
+    assert (f.level, f.location.line) == (Level.WARN, 13207)
+    assert f.evidence.values["log_last"] == 72900 and f.evidence.values["run_step"] == 125039
+    assert f.evidence.values["artefact"] == "checkpoint_125039.pth" and f.evidence.values["line"] == 13207
+    faithful(f)
+    # end-of-run findings say they describe the end of the log
+    div = only(rep, "TP-DIVERGE")
+    assert "this is the end of the log, not of the run (it reached step 125039)" in div.evidence.text
+    faithful(div)
+    # the files the log itself names do not make it a prefix, and older deleted saves are not "missing"
+    assert "TL-CKPT-MISSING" not in ids(rep)
+
+
+def test_complete_log_is_not_a_prefix_and_reports_the_interrupt(tmp_path):
+    run = xtts_full_run(tmp_path)
+    (run / "best_model_124700.pth").write_bytes(b"")
+    (run / "checkpoint_125039.pth").write_bytes(b"")  # named in the log: saved at the interrupt
+    rep = judge(run / "trainer_0_log.txt")
+    assert "TL-LOG-PREFIX" not in ids(rep)
+    f = only(rep, "TL-RUN-INCOMPLETE")
+    v = f.evidence.values
+    assert (f.level, f.location.line, v["last_step"], v["epoch"], v["epochs"], v["marker"], v["marker_line"]) == (
+        Level.INFO, 22648, 125000, 6, 1000, "interrupted", 22648)
+    faithful(f)
+
+
+def test_a_log_written_moments_ago_is_running_not_stopped(tmp_path):
+    run = xtts_full_run(tmp_path)
+    os.utime(run / "trainer_0_log.txt", None)  # just written
+    rep = judge(run / "trainer_0_log.txt")
+    assert "TL-RUN-INCOMPLETE" not in ids(rep)
+    assert any(m.check == "run-end" and m.values["running"] for m in rep.measurements)
+
+
+def test_hf_snapshots_are_companions_and_a_shorter_root_is_a_prefix(tmp_path):
+    final = corpus("hf_trainer_state/O5-7__chat_glm2_in4_LIL_prefix__trainer_state.json")
+    snap = corpus("hf_trainer_state/O5-7__chat_glm2_in4_LIL_prefix__checkpoint-1000__trainer_state.json")
+    good, stale = tmp_path / "good", tmp_path / "stale"
+    (good / "checkpoint-1000").mkdir(parents=True)
+    shutil.copy2(final, good / "trainer_state.json")
+    shutil.copy2(snap, good / "checkpoint-1000" / "trainer_state.json")
+    (stale / "checkpoint-3000").mkdir(parents=True)
+    shutil.copy2(snap, stale / "trainer_state.json")           # a root left from an earlier, shorter run
+    shutil.copy2(final, stale / "checkpoint-3000" / "trainer_state.json")
+    aged(*tmp_path.rglob("trainer_state.json"))
+    p = plan(str(tmp_path))
+    assert sorted(Path(i.path).relative_to(tmp_path).as_posix() for i in p.items) == [
+        "good/trainer_state.json", "stale/trainer_state.json"]
+    assert len(p.companions) == 2
+    assert not ids(judge(good / "trainer_state.json")) & {"TL-LOG-PREFIX", "TL-RUN-INCOMPLETE"}
+    rep = judge(stale / "trainer_state.json", facts=p.items[1].facts)
+    f = only(rep, "TL-LOG-PREFIX")
+    assert f.evidence.values["artefact"] == "checkpoint-3000/trainer_state.json"
+    assert (f.evidence.values["log_last"], f.evidence.values["run_step"], f.location.line) == (1000, 3000, 607)
+    inc = only(rep, "TL-RUN-INCOMPLETE")
+    assert (inc.evidence.values["reached"], inc.evidence.values["planned"]) == (1000, 3000)
+    faithful(f)
+    faithful(inc)
+
+
+def test_killed_run_without_a_root_file_is_judged_on_its_newest_snapshot(tmp_path):
+    snap = corpus("hf_trainer_state/syGOAT__Mistral-v0.2-Translator-bf16__checkpoint-500__trainer_state.json")
+    (tmp_path / "out" / "checkpoint-500").mkdir(parents=True)
+    shutil.copy2(snap, tmp_path / "out" / "checkpoint-500" / "trainer_state.json")
+    aged(tmp_path / "out" / "checkpoint-500" / "trainer_state.json")
+    [item] = plan(str(tmp_path)).items
+    assert item.path.endswith("checkpoint-500/trainer_state.json")
+    inc = only(judge(item.path), "TL-RUN-INCOMPLETE")
+    assert (inc.evidence.values["reached"], inc.evidence.values["planned"]) == (500, 8660)
+
+
+def test_resume_and_duplicate_steps_on_a_detr_log():
+    rep = judge(corpus("json_logs/FarjadAhmed__detr_custom_dcmha__output__log.txt"))
+    res, dup = only(rep, "TL-RESUME"), only(rep, "TL-DUPLICATE-STEPS")
+    assert (res.location.line, res.evidence.values["from_step"], res.evidence.values["to_step"]) == (11, 9, 0)
+    assert (dup.level, dup.location.line, dup.evidence.values["count"], dup.evidence.values["step"]) == (
+        Level.WARN, 11, 10, 0)
+    assert [r.location.line for r in dup.related] == [1]
+    faithful(res)
+    faithful(dup)
+    assert not ids(judge(RUNS / "gallery-healthy" / "trainer_state.json")) & {"TL-RESUME", "TL-DUPLICATE-STEPS"}
+
+
+def test_same_values_logged_twice_are_not_duplicates(tmp_path):
+    rows = [{"step": i, "loss": 1.0 / (i + 1)} for i in range(12)]
+    rep = judge(jsonl(tmp_path / "m.jsonl", rows + rows[5:7]))
+    assert "TL-DUPLICATE-STEPS" not in ids(rep) and "TL-RESUME" in ids(rep)
+
+
+def test_events_truncated(tmp_path):
+    path = write(str(tmp_path), [scalar_event(s, "train/loss", 1.0 / (s + 1)) for s in range(12)])
+    data = open(path, "rb").read()
+    cut = record_offsets(path)[-1]
+    open(path, "wb").write(data[: cut + 30])
+    rep = judge(path)
+    f = only(rep, "TL-EVENTS-TRUNCATED")
+    assert (f.location.record, f.location.offset, f.evidence.values["present"]) == (12, cut, 30)
+    faithful(f)
+    assert "TL-EVENTS-TRUNCATED" not in ids(judge(RUNS / "modded-nanogpt-tb" / "tensorboard_logs"))
+
+
+def test_series_disagree_sets_held_out_and_averages_beside_divergence(tmp_path):
+    run = xtts_full_run(tmp_path)
+    if XTTS_EVENTS.exists():
+        shutil.copy2(XTTS_EVENTS, run / XTTS_EVENTS.name)
+    p = plan(str(run))
+    [item] = p.items
+    rep = judge(item.path, cfg=Config(thresholds=Thresholds(divergence_window=1)), facts=item.facts)
+    div = [f for f in rep.findings if f.id == "TP-DIVERGE" and f.series == "`loss` (per-step)"][0]
+    dis = [f for f in rep.findings if f.id == "TL-SERIES-DISAGREE" and f.series == "`loss` (per-step)"][0]
+    assert dis.location == div.location and dis.level == Level.INFO
+    assert "`avg_loss` (per-evaluation) improved at 5 of 5 evaluations (4.88132 to 2.58939)" in dis.evidence.text
+    faithful(dis)
+    if XTTS_EVENTS.exists():  # the event file of the same run: related information, not a second finding
+        assert any(r.role == "same-point" and r.location.record is not None for r in div.related)
+        assert [c for c in p.companions if "event files of the run" in c[1]]
+
+
+def test_series_disagree_not_without_contradiction():
+    rep = judge(RUNS / "gallery-lr_hot" / "trainer_state.json")
+    assert "TP-DIVERGE" in ids(rep) and "TL-SERIES-DISAGREE" not in ids(rep)
+
+
+def _zip(path: Path, members: dict[str, bytes]) -> None:
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_STORED) as z:
+        for name, data in members.items():
+            z.writestr(name, data)
+
+
+COQUI_SAVES = """ > EPOCH: 0/2
+ > TRAINING (2026-01-01 00:00:00)
+   --> TIME: 2026-01-01 00:00:01 -- STEP: 0/10 -- GLOBAL_STEP: 0
+     | > loss: 1.0  (1.0)
+ > CHECKPOINT : /somewhere/else/run/checkpoint_5.pth
+   --> TIME: 2026-01-01 00:00:02 -- STEP: 5/10 -- GLOBAL_STEP: 5
+     | > loss: 0.9  (0.95)
+ > BEST MODEL : /somewhere/else/run/best_model_6.pth
+ > CHECKPOINT : /somewhere/else/run/checkpoint_9.pth
+ > CHECKPOINT : /somewhere/else/run/checkpoint_10.pth
+"""
+
+
+def test_checkpoints_missing_truncated_and_corrupt(tmp_path):
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "trainer_0_log.txt").write_text(COQUI_SAVES)
+    _zip(run / "checkpoint_5.pth", {"archive/data.pkl": b"x" * 500})
+    good = (run / "checkpoint_5.pth").read_bytes()
+    (run / "best_model_6.pth").write_bytes(good[:200])                     # cut short
+    bad = bytearray(good)
+    bad[good.index(b"x" * 10) + 3] ^= 0x01                                  # one flipped bit in a member
+    (run / "checkpoint_9.pth").write_bytes(bytes(bad))
+    aged(run / "trainer_0_log.txt")
+    rep = judge(run / "trainer_0_log.txt")
+    found = sorted((f.id, f.location.line) for f in rep.findings if f.id.startswith("TL-CKPT"))
+    assert found == [("TL-CKPT-CORRUPT", 9), ("TL-CKPT-MISSING", 10), ("TL-CKPT-TRUNCATED", 8)]
+    corrupt = only(rep, "TL-CKPT-CORRUPT")
+    assert "fails its CRC" in corrupt.evidence.values["problem"] and corrupt.level == Level.WARN
+    for f in rep.findings:
+        faithful(f)
+    (run / "checkpoint_10.pth").write_bytes(good)
+    (run / "best_model_6.pth").write_bytes(good)
+    (run / "checkpoint_9.pth").write_bytes(good)
+    assert not any(f.id.startswith("TL-CKPT") for f in judge(run / "trainer_0_log.txt").findings)
+
+
+def test_checkpoint_that_is_not_a_zip_is_never_loaded(tmp_path):
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "trainer_0_log.txt").write_text(COQUI_SAVES)
+    for name in ("checkpoint_5.pth", "best_model_6.pth", "checkpoint_9.pth", "checkpoint_10.pth"):
+        (run / name).write_bytes(b"\x80\x02legacy pickle that must not be unpickled")
+    rep = judge(run / "trainer_0_log.txt")
+    assert not any(f.id.startswith("TL-CKPT") for f in rep.findings)
+
+
+# -- compare ----------------------------------------------------------------------------------------
+def compare(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "trainlint.cli", "compare", *args], capture_output=True, text=True,
+                          timeout=120)
+
+
+@pytest.mark.parametrize("seed", ["", "seed43", "seed44"])
+def test_compare_bad_labels_against_healthy_fails(seed):
+    base, run = GALLERY / "healthy" / seed, GALLERY / "bad_labels" / seed
+    if not base.exists():
+        pytest.skip(f"corpus not available: {base}")
+    r = compare("--format", "json", str(base), str(run))
+    assert r.returncode == 1, r.stderr
+    [rep] = json.loads(r.stdout)["reports"]
+    assert rep["baseline"].endswith("healthy/" + (seed + "/" if seed else "") + "trainer_state.json")
+    assert {f["id"] for f in rep["findings"]} == {"TP-FLOOR-RATIO", "TP-END-RATIO"}
+    floor = [f for f in rep["findings"] if f["id"] == "TP-FLOOR-RATIO"][0]
+    assert floor["related"][0]["role"] == "baseline-floor" and floor["related"][0]["path"].endswith(
+        "trainer_state.json")
+
+
+def test_compare_pass_and_uncomparable(tmp_path):
+    base = RUNS / "gallery-healthy"
+    assert compare(str(base), str(RUNS / "gallery-overfit")).returncode == 0
+    short = jsonl(tmp_path / "short.jsonl", [{"step": i, "loss": 1.0} for i in range(4)])
+    r = compare(str(base), str(short))
+    assert r.returncode == 2 and "TP-CMP-UNCOMPARABLE [NOT-CHECKED]" in r.stdout
+
+
+def test_compare_findings_are_faithful():
+    from trainlint.judge import compare_paths, judge_path
+
+    base = judge_path(str(RUNS / "gallery-healthy" / "trainer_state.json"))
+    for name in ("gallery-lr_hot", "gallery-fp16_nan", "gallery-lr_zero", "gallery-bad_labels", "gallery-overfit"):
+        rep = compare_paths(base, judge_path(str(RUNS / name / "trainer_state.json")))
+        for f in rep.findings:
+            faithful(f)
+            assert f.location.line is not None and not math.isnan(f.location.line)
