@@ -115,8 +115,16 @@ def _check(args: argparse.Namespace) -> int:
     companions = Companions()
     companions_read: list[tuple[str, str]] = []
     for path in args.paths:
-        if not os.path.exists(path) and not os.path.islink(path):
+        try:
+            os.stat(path)
+        except FileNotFoundError:
             reports.append(not_checked(path, None, "it does not exist"))
+            continue
+        except PermissionError:
+            reports.append(not_checked(path, None, "permission denied"))
+            continue
+        except OSError as e:
+            reports.append(not_checked(path, None, f"cannot be read ({e.strerror or e})"))
             continue
         if args.log_format and not os.path.isdir(path):
             reports.append(judge_path(path, cfg, args.log_format))

@@ -122,6 +122,23 @@ class TrainlintServer(LanguageServer):
             return
         if changed or not tr.published:
             self.publish(tr)
+        self._recheck_when_quiet(tr)
+
+    def _recheck_when_quiet(self, tr: Tracked) -> None:
+        """A log reported as running becomes 'stopped' when it stays quiet: look again then."""
+        rep = tr.report
+        if rep is None or not any(m.check == "run-end" and m.values.get("running") for m in rep.measurements):
+            return
+        window = self.ws.config_for(tr.path).thresholds.running_if_written_within_s
+        age = next(m.values["age_s"] for m in rep.measurements if m.check == "run-end")
+        delay = max(1.0, window - age + 1.0)
+        asyncio.get_running_loop().call_later(delay, self._rejudge_quiet, tr.path)
+
+    def _rejudge_quiet(self, path: str) -> None:
+        tr = self.ws.tracked.get(path)
+        if tr is not None:
+            tr.report = None  # judge again although no byte changed: time did
+            self.spawn(self.judge(path), "re-judging a quiet log")
 
     # -- scanning ----------------------------------------------------------------------------
     def roots(self) -> list[str]:

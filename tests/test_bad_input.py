@@ -1,0 +1,162 @@
+"""The catalogue of bad inputs (docs/bad-input.md): each with its documented outcome, on the CLI
+(one clear line, exit 2 where nothing could be judged) and in the reader."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from conftest import RUNS, series
+from tbwrite import record_offsets, scalar_event, write
+from trainlint.discovery import discover
+from trainlint.judge import judge_path
+from trainlint.readers import open_source, read
+from trainlint.rules.base import Level
+
+CLI = [sys.executable, "-m", "trainlint.cli"]
+
+
+def check(*paths: Path, user: str | None = None) -> subprocess.CompletedProcess[str]:
+    cmd = [*CLI, "check", *map(str, paths)]
+    if user is not None:
+        cmd = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", *cmd]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+
+
+def one_line_exit_2(r: subprocess.CompletedProcess[str], words: str) -> None:
+    assert r.returncode == 2, (r.stdout, r.stderr)
+    assert "Traceback" not in r.stderr + r.stdout
+    verdicts = [ln for ln in r.stdout.splitlines() if "NOT-CHECKED" in ln]
+    assert verdicts and any(words in ln for ln in verdicts), r.stdout
+
+
+def test_empty_file(tmp_path):
+    p = tmp_path / "train.log"
+    p.write_bytes(b"")
+    one_line_exit_2(check(p), "the file is empty")
+
+
+def test_binary_garbage(tmp_path):
+    p = tmp_path / "metrics.jsonl"
+    p.write_bytes(os.urandom(1 << 16).replace(b"\n", b"\x00") + b"\x00")
+    one_line_exit_2(check(p), "a binary file, not a text log")
+
+
+def test_a_50_mb_single_line_is_skipped_with_a_problem(tmp_path):
+    p = tmp_path / "metrics.jsonl"
+    with open(p, "wb") as f:
+        f.write(b'{"step": 1, "loss": 2.0}\n')
+        f.write(b'{"step": 2, "junk": "' + b"x" * (50 << 20) + b'"}\n')
+        f.write(b'{"step": 3, "loss": 1.5}\n')
+    log = read(str(p), "jsonl")
+    assert list(series(log, "loss").steps) == [1, 3]
+    assert [(pr.line, pr.message) for pr in log.problems] == [(2, "line 2 is longer than 8 MB; it was skipped")]
+
+
+def test_invalid_utf8_is_reported_and_values_still_read(tmp_path):
+    p = tmp_path / "metrics.jsonl"
+    p.write_bytes(b'{"step": 1, "loss": 2.0, "note": "\xff\xfe"}\n{"step": 2, "loss": 1.0}\n')
+    log = read(str(p))
+    assert list(series(log, "loss").values) == [2.0, 1.0]
+    assert any("not valid UTF-8" in pr.message for pr in log.problems)
+
+
+def test_boolean_where_a_number_belongs(tmp_path):
+    p = tmp_path / "metrics.jsonl"
+    p.write_text('{"step": 1, "loss": true}\n{"step": 2, "loss": 1.0}\n')
+    log = read(str(p))
+    assert len(series(log, "loss")) == 1 and "`loss` is bool True" in log.problems[0].message
+
+
+def test_event_file_cut_mid_record_and_bad_crc(tmp_path):
+    path = write(str(tmp_path), [scalar_event(s, "loss", 1.0) for s in range(5)])
+    data = bytearray(open(path, "rb").read())
+    offs = record_offsets(path)
+    data[offs[2] + 13] ^= 0x10
+    open(path, "wb").write(bytes(data[: offs[-1] + 7]))
+    rep = judge_path(path)
+    assert {f.id for f in rep.findings} >= {"TL-EVENTS-TRUNCATED"}
+    assert any("data CRC" in p.message for p in rep.log.problems)
+    r = check(Path(path))
+    assert r.returncode in (0, 2) and "Traceback" not in r.stderr
+
+
+def test_file_vanishes_between_listing_and_reading(tmp_path):
+    shutil.copytree(RUNS / "gallery-healthy", tmp_path / "run")
+    found = discover(str(tmp_path)).found
+    os.remove(found[0].path)
+    rep = judge_path(found[0].path, fmt=found[0].format)
+    assert rep.verdict == Level.NOT_CHECKED and "vanished" in rep.error
+
+
+@pytest.mark.skipif(shutil.which("setpriv") is None and os.geteuid() == 0, reason="needs setpriv to drop root")
+def test_permission_denied():
+    base = Path(tempfile.mkdtemp())  # under /tmp, reachable by an unprivileged user once opened up
+    os.chmod(base, 0o755)
+    shutil.copytree(RUNS / "gallery-healthy", base / "run")
+    os.chmod(base / "run", 0o755)
+    p = base / "run" / "trainer_state.json"
+    os.chmod(p, 0o000)
+    try:
+        r = check(p, user="nobody") if os.geteuid() == 0 else check(p)
+        one_line_exit_2(r, "permission denied")
+    finally:
+        os.chmod(p, 0o644)
+        shutil.rmtree(base)
+
+
+def test_symlink_loop_in_a_run_directory(tmp_path):
+    run = tmp_path / "run"
+    shutil.copytree(RUNS / "gallery-lr_hot", run)
+    (run / "loop").symlink_to(run)            # a directory loop: not followed
+    (run / "a.log").symlink_to(run / "b.log")  # a file loop: unreadable, with the reason
+    (run / "b.log").symlink_to(run / "a.log")
+    d = discover(str(tmp_path))
+    assert [Path(f.path).name for f in d.found] == ["trainer_state.json"]
+    assert sorted(Path(p).name for p, _ in d.unreadable) == ["a.log", "b.log"]
+    r = check(tmp_path)
+    assert r.returncode == 1 and "TP-DIVERGE" in r.stdout and "cannot be read" in r.stderr
+
+
+def test_a_directory_with_10000_files(tmp_path):
+    run = tmp_path / "run"
+    shutil.copytree(RUNS / "gallery-lr_zero", run)
+    media = run / "samples"
+    media.mkdir()
+    for i in range(10_000):
+        (media / f"sample_{i:05d}.txt").write_text("an audio transcript, not a log\n")
+    d = discover(str(tmp_path))
+    assert [Path(f.path).name for f in d.found] == ["trainer_state.json"] and len(d.skipped) == 10_000
+    r = check(tmp_path)
+    assert r.returncode == 1 and "10000 files skipped" in r.stdout
+
+
+def test_file_replaced_while_being_read(tmp_path):
+    p = tmp_path / "metrics.jsonl"
+    p.write_text("".join(f'{{"step": {i}, "loss": 1.0}}\n' for i in range(100)))
+    src = open_source(str(p))
+    with open(p, "rb"):  # the old inode stays open while the writer swaps the file
+        src.update()
+        q = tmp_path / "new.jsonl"
+        q.write_text('{"step": 0, "loss": 9.0}\n')
+        os.replace(q, p)
+        src.update()
+    assert list(series(src.log, "loss").values) == [9.0]
+
+
+def test_cli_never_shows_a_traceback_on_the_corpus_bad_inputs(tmp_path):
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    (bad / "trainer_state.json").write_text('{"log_history": [{"loss": 1.0, "step": 1}, {"lo')
+    (bad / "metrics.csv").write_bytes(b"step,loss\n1,2.0\n2,\xff\xfe\n3,nan\n")
+    (bad / "trainer_0_log.txt").write_bytes(b"\x1b[1m   --> TIME: 2026-01-01 00:00:00 -- STEP: 0/1 -- GLOBAL_STEP: 0\n"
+                                            b"     | > loss: nan  (\n")
+    r = check(bad)
+    assert "Traceback" not in r.stdout + r.stderr and r.returncode in (0, 1, 2)
+    assert "trainer_state.json" in r.stdout

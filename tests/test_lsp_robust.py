@@ -1,0 +1,226 @@
+"""The server under bad input, faults and load: it keeps serving, never writes, loses nothing."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from lsprotocol import types as t
+from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
+
+from conftest import RUNS
+from test_lsp import until
+
+SERVER = [sys.executable, "-m", "trainlint.lsp"]
+
+
+async def start(ws: Path, options: dict | None = None) -> LanguageClient:
+    client = await ClientServerConfig(server_command=SERVER).start(None)  # type: ignore[arg-type]
+    await client.initialize_session(t.InitializeParams(
+        capabilities=client_capabilities("neovim@v0.7.0"), root_uri=ws.as_uri(),
+        workspace_folders=[t.WorkspaceFolder(uri=ws.as_uri(), name="ws")],
+        initialization_options={"debounceMs": 50, **(options or {})}))
+    return client
+
+
+async def stop(client: LanguageClient) -> None:
+    await client.shutdown_session()
+    await client.stop()
+
+
+async def hover(client: LanguageClient, uri: str, line: int) -> t.Hover | None:
+    return await asyncio.wait_for(client.text_document_hover_async(
+        t.HoverParams(t.TextDocumentIdentifier(uri), t.Position(line, 16))), 10)
+
+
+async def test_bad_inputs_get_a_diagnostic_or_nothing_and_the_server_keeps_serving(tmp_path):
+    ws = tmp_path / "ws"
+    shutil.copytree(RUNS / "gallery-lr_hot", ws / "good")
+    bad = ws / "bad"
+    bad.mkdir()
+    (bad / "empty.log").write_bytes(b"")
+    (bad / "train.log").write_bytes(b"\x00\x01garbage" * 1000)
+    (bad / "trainer_state.json").write_text('{"log_history": [{"loss": 1.0, "step": 1}, {"lo')
+    (bad / "metrics.jsonl").write_bytes(b'{"step": 1, "loss": "x"}\n[1]\n{"step": 2, "loss": \xff}\n')
+    (bad / "loop.log").symlink_to(bad / "loop.log")
+    with open(bad / "huge.jsonl", "wb") as f:
+        f.write(b'{"step": 1, "loss": 1.0}\n{"x": "' + b"y" * (20 << 20) + b'"}\n')
+    client = await start(ws)
+    try:
+        good = (ws / "good" / "trainer_state.json").as_uri()
+        await until(lambda: client.diagnostics.get(good), what="good log judged")
+        truncated = (bad / "trainer_state.json").as_uri()
+        await until(lambda: truncated in client.diagnostics, what="cut trainer_state judged")
+        h = await hover(client, good, 428)
+        assert h is not None and "TP-DIVERGE" in h.contents.value
+        # a file that turns unreadable while watched: a NOT-CHECKED diagnostic, not a dead server
+        (bad / "metrics.jsonl").write_bytes(os.urandom(3000).replace(b"\n", b"\x00"))
+        await asyncio.sleep(0.5)
+        assert (await hover(client, good, 428)) is not None
+        assert client.diagnostics.get(good)
+    finally:
+        await stop(client)
+
+
+def snapshot(root: Path) -> dict[str, tuple[int, int, int, str]]:
+    out = {}
+    for p in sorted(root.rglob("*")):
+        st = p.lstat()
+        digest = hashlib.sha256(p.read_bytes()).hexdigest() if p.is_file() and not p.is_symlink() else "dir"
+        out[str(p.relative_to(root))] = (st.st_ino, st.st_size, st.st_mtime_ns, digest)
+    return out
+
+
+def open_for_writing(pid: int, root: Path) -> list[str]:
+    """Files under root the process holds open for writing, or has locked (from /proc)."""
+    bad = []
+    fd_dir = Path(f"/proc/{pid}/fd")
+    for fd in list(fd_dir.iterdir()) if fd_dir.exists() else []:
+        try:
+            target = os.readlink(fd)
+            flags = int((Path(f"/proc/{pid}/fdinfo") / fd.name).read_text().split("flags:")[1].split()[0], 8)
+        except (OSError, IndexError, ValueError):
+            continue
+        if target.startswith(str(root)) and flags & os.O_ACCMODE != os.O_RDONLY:
+            bad.append(target)
+    locks = Path("/proc/locks").read_text() if Path("/proc/locks").exists() else ""
+    bad += [ln for ln in locks.splitlines() if f" {pid} " in ln]
+    return bad
+
+
+async def test_read_only_guarantee(tmp_path):
+    ws = tmp_path / "ws"
+    for name in ("gallery-lr_hot", "gallery-healthy", "xtts-prefix", "modded-nanogpt-tb", "keras-brats"):
+        shutil.copytree(RUNS / name, ws / name)
+    growing = ws / "keras-brats" / "training.log"
+    rewritten = ws / "gallery-healthy" / "trainer_state.json"
+    before = snapshot(ws)
+    client = await start(ws)
+    pid = client._server.pid  # type: ignore[attr-defined]
+    seen: list[str] = []
+    try:
+        await until(lambda: len(client.diagnostics) >= 4, what="workspace judged")
+        lines = growing.read_text().splitlines()
+        for k in range(6):
+            with open(growing, "a") as f:
+                f.write(lines[1 + k] + "\n")
+            seen += open_for_writing(pid, ws)
+            await asyncio.sleep(0.15)
+        rewritten.write_text(rewritten.read_text().replace('"max_steps": 300', '"max_steps": 600'))
+        for _ in range(10):
+            seen += open_for_writing(pid, ws)
+            await asyncio.sleep(0.05)
+        await asyncio.sleep(0.5)
+    finally:
+        await stop(client)
+    assert seen == []
+    after = snapshot(ws)
+    assert set(after) == set(before), "trainlint created or removed files in the workspace"
+    changed = {k for k in before if before[k] != after[k]}
+    assert changed == {"keras-brats/training.log", "gallery-healthy/trainer_state.json"}
+
+
+async def test_a_raising_handler_is_answered_with_an_error_and_the_server_survives(tmp_path):
+    ws = tmp_path / "ws"
+    shutil.copytree(RUNS / "gallery-lr_hot", ws / "run")
+    client = await start(ws)
+    try:
+        uri = (ws / "run" / "trainer_state.json").as_uri()
+        await until(lambda: client.diagnostics.get(uri), what="judged")
+        with pytest.raises(Exception, match="not a TensorBoard event file"):
+            await client.protocol.send_request_async("trainlint/renderEvents", {"uri": uri})
+        assert (await hover(client, uri, 428)) is not None  # still serving
+    finally:
+        await stop(client)
+
+
+def test_client_disconnect_ends_the_server_cleanly(tmp_path):
+    shutil.copytree(RUNS / "gallery-healthy", tmp_path / "run")
+    proc = subprocess.Popen(SERVER, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "processId": None, "rootUri": tmp_path.as_uri(), "capabilities": {}}}).encode()
+    assert proc.stdin is not None and proc.stdout is not None
+    proc.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+    proc.stdin.flush()
+    header = proc.stdout.readline()
+    assert header.startswith(b"Content-Length")
+    proc.stdin.close()  # the editor went away without shutdown/exit
+    try:
+        code = proc.wait(timeout=15)
+    finally:
+        proc.kill()
+    assert code == 0
+    assert b"Traceback" not in proc.stderr.read()
+
+
+@pytest.mark.slow
+async def test_load_200_runs_appended_concurrently(tmp_path):
+    """200 run directories appended by 4 writers for a bounded time: hover answers throughout, and
+    the final diagnostics equal a cold ``trainlint check`` of the same files."""
+    ws = tmp_path / "ws"
+    srcs = [RUNS / "keras-brats" / "training.log", RUNS / "llamafactory-nsllm" / "trainer_log.jsonl"]
+    logs = []
+    for i in range(200):
+        src = srcs[i % 2]
+        d = ws / f"run{i:03d}"
+        d.mkdir(parents=True)
+        lines = src.read_text().splitlines(keepends=True)
+        cut = len(lines) // 2
+        (d / src.name).write_text("".join(lines[:cut]))
+        logs.append((d / src.name, lines, cut))
+    client = await start(ws)
+    try:
+        await until(lambda: len(client.diagnostics) >= 200, timeout=120, what="200 logs judged")
+        stop_at = time.monotonic() + 6
+        errors: list[BaseException] = []
+
+        def writer(part: list[tuple[Path, list[str], int]]) -> None:
+            rng = random.Random(len(part))
+            pos = {p: c for p, _, c in part}
+            try:
+                while time.monotonic() < stop_at:
+                    p, lines, _ = rng.choice(part)
+                    n = pos[p]
+                    if n < len(lines):
+                        with open(p, "a") as f:
+                            f.write("".join(lines[n:n + rng.randint(1, 5)]))
+                        pos[p] = min(len(lines), n + 5)
+                    time.sleep(0.002)
+            except BaseException as e:
+                errors.append(e)
+
+        threads = [threading.Thread(target=writer, args=(logs[k::4],)) for k in range(4)]
+        for th in threads:
+            th.start()
+        probe_uri = logs[0][0].as_uri()
+        answered = 0
+        while any(th.is_alive() for th in threads):
+            await hover(client, probe_uri, 1)  # must answer within 10 s every time
+            answered += 1
+            await asyncio.sleep(0.1)
+        for th in threads:
+            th.join()
+        assert not errors and answered >= 20
+        out = subprocess.run([sys.executable, "-m", "trainlint.cli", "check", "--format", "json", str(ws)],
+                             capture_output=True, text=True, timeout=300)
+        expected = {Path(r["path"]).as_uri(): sorted((f["id"], f["location"]["line"] - 1) for f in r["findings"]
+                                                     if f["level"] != "PASS") for r in json.loads(out.stdout)["reports"]}
+
+        def settled() -> bool:
+            return all(sorted((str(d.code), d.range.start.line) for d in client.diagnostics.get(u, [])) == want
+                       for u, want in expected.items())
+
+        await until(settled, timeout=60, what="diagnostics equal to a cold check")
+        assert len(expected) == 200
+    finally:
+        await stop(client)
