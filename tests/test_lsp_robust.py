@@ -213,8 +213,9 @@ async def test_load_200_runs_appended_concurrently(tmp_path):
         assert not errors and answered >= 20
         out = subprocess.run([sys.executable, "-m", "trainlint.cli", "check", "--format", "json", str(ws)],
                              capture_output=True, text=True, timeout=300)
+        reports = json.loads(out.stdout)["reports"]
         expected = {Path(r["path"]).as_uri(): sorted((f["id"], f["location"]["line"] - 1) for f in r["findings"]
-                                                     if f["level"] != "PASS") for r in json.loads(out.stdout)["reports"]}
+                                                     if f["level"] != "PASS") for r in reports}
 
         def settled() -> bool:
             return all(sorted((str(d.code), d.range.start.line) for d in client.diagnostics.get(u, [])) == want
