@@ -17,7 +17,22 @@ from . import __version__
 EXIT_OK, EXIT_FAIL, EXIT_CANNOT_JUDGE = 0, 1, 2
 
 
+class _Formatter(argparse.HelpFormatter):
+    """argparse's formatter imports shutil (and with it bz2, lzma) for the terminal width; ask os."""
+
+    def __init__(self, prog: str) -> None:
+        try:
+            width = os.get_terminal_size().columns
+        except OSError:
+            width = int(os.environ.get("COLUMNS", "100") or 100)
+        super().__init__(prog, width=max(40, width - 2))
+
+
 class _Parser(argparse.ArgumentParser):
+    def __init__(self, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]
+        kwargs.setdefault("formatter_class", _Formatter)
+        super().__init__(*args, **kwargs)
+
     def error(self, message: str) -> None:  # argparse exits 2 already; keep its one-line message
         self.print_usage(sys.stderr)
         self.exit(EXIT_CANNOT_JUDGE, f"trainlint: error: {message}\n")
@@ -100,7 +115,7 @@ def _config(args: argparse.Namespace, start: str):  # type: ignore[no-untyped-de
 
 def _check(args: argparse.Namespace) -> int:
     from .judge import Report, judge_path, not_checked
-    from .output import check_json, check_text, sarif
+    from .output import check_text
     from .rules.base import Level
     from .runs import Companions, plan
 
@@ -148,8 +163,12 @@ def _check(args: argparse.Namespace) -> int:
                  "unreadable": [{"path": p, "reason": r} for p, r in unreadable],
                  "companions": [{"path": p, "reason": r} for p, r in companions_read]}
     if args.format == "json":
+        from .output import check_json
+
         print(json.dumps(check_json.document(reports, discovery=discovery), indent=2, allow_nan=False))
     elif args.format == "sarif":
+        from .output import sarif
+
         print(json.dumps(sarif.document(reports), indent=2, allow_nan=False))
     else:
         for line in check_text.render(reports, quiet=args.quiet, verbose=args.verbose):

@@ -16,17 +16,20 @@ An invalid entry is reported and skipped; the rest of the file still applies.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
-from typing import Any
 
+from ._record import field, record
 from .model import Role
 from .roles import ROLE_NAMES, RoleMap
 from .rules.thresholds import Thresholds
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
 CONFIG_NAMES = (".trainlint.yaml", ".trainlint.yml")
 
 
-@dataclass
+@record
 class Config:
     roles: RoleMap = field(default_factory=RoleMap)
     thresholds: Thresholds = field(default_factory=Thresholds)
@@ -108,12 +111,18 @@ def find_config(start: str) -> str | None:
 
 
 def _pyproject_section(path: str) -> dict[str, Any] | None:
+    try:
+        with open(path, "rb") as f:
+            raw = f.read()
+    except OSError:
+        return None
+    if b"tool.trainlint" not in raw:  # most pyproject files have no section: skip the TOML parser
+        return None
     import tomllib
 
     try:
-        with open(path, "rb") as f:
-            data = tomllib.load(f)
-    except (OSError, tomllib.TOMLDecodeError):
+        data = tomllib.loads(raw.decode("utf-8", "replace"))
+    except tomllib.TOMLDecodeError:
         return None
     section = data.get("tool", {}).get("trainlint")
     return section if isinstance(section, dict) else None

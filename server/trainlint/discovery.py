@@ -8,8 +8,8 @@ virtual environments and caches are not entered.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 
+from ._record import field, record
 from .readers import Detection, detect
 from .readers.tfevents import is_event_file
 
@@ -24,14 +24,14 @@ NOT_LOGS = {"config.json", "run_meta.json", "wandb-summary.json", "wandb-metadat
             "eval_results.json", "hparams.yaml", "README.txt", "LICENSE.txt", "NOTICE.txt"}
 
 
-@dataclass
+@record
 class Found:
     path: str
     format: str
     reason: str
 
 
-@dataclass
+@record
 class Discovery:
     found: list[Found] = field(default_factory=list)
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, why)

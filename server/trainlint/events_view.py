@@ -9,16 +9,16 @@ from __future__ import annotations
 
 import math
 import os
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
+from ._record import field, record
 from .model import LogFile
 from .output.values import fmt_step
 
 HEADER_LINES = 1
 
 
-@dataclass
+@record
 class EventsView:
     lines: list[str] = field(default_factory=list)
     # (series key, point index) -> 1-based line of the view

@@ -27,7 +27,7 @@ def count_breaks(text: str, start: int = 0, end: int | None = None) -> int:
     if end is None:
         end = len(text)
     n = text.count("\n", start, end)
-    if "\r" in text:
+    if text.find("\r", start, end) >= 0:
         n += text.count("\r", start, end) - text.count("\r\n", start, end)
     return n
 

@@ -13,11 +13,14 @@ import os
 import re
 from array import array
 from bisect import bisect_right
-from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
 
+from ._record import field, record
 from .lines import split_lines
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 LINE_LOOKUP_BYTES = 16 << 20
 
@@ -58,7 +61,7 @@ class EventKind(StrEnum):
 NUMBER_RE = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?:nan|NaN|NAN|inf|Inf|INF|Infinity|infinity)"
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Locator:
     """Finds the text of one series' value on a source line: a regex with a group named ``v``."""
 
@@ -97,7 +100,7 @@ def parse_number(text: str) -> float:
         return float(text.strip().strip('"').strip("'"))
 
 
-@dataclass(eq=False)
+@record(eq=False)
 class Series:
     """One named series as the log wrote it. Points are parallel arrays indexed 0..n-1."""
 
@@ -161,7 +164,7 @@ def series_key(name: str, aggregation: Aggregation) -> str:
     return f"{name}\x1f{aggregation.value}"
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class Event:
     kind: EventKind
     step: float | None
@@ -173,7 +176,7 @@ class Event:
     detail: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class Problem:
     """Something in the file trainlint could not read as it expected. Never a verdict."""
 
@@ -182,7 +185,7 @@ class Problem:
     record: int | None = None
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class Location:
     path: str
     line: int | None
@@ -193,7 +196,7 @@ class Location:
     offset: int | None = None
 
 
-@dataclass(eq=False)
+@record(eq=False)
 class LogFile:
     """Everything read from one log (or one directory of TensorBoard event files)."""
 

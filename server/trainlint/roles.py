@@ -8,9 +8,9 @@ A configured role map replaces the default for the roles it names (it never comp
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from functools import lru_cache
 
+from ._record import field, record
 from .model import Aggregation, Role
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
@@ -53,7 +53,7 @@ def is_plain_loss(name: str) -> bool:
         tok, EVAL_TOKENS | TRAIN_TOKENS | NEUTRAL | {"loss", "nll"})
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Classified:
     role: Role
     aggregation: Aggregation
@@ -110,7 +110,7 @@ def classify(name: str) -> Classified:
     return Classified(Role.OTHER, Aggregation.UNSPECIFIED)
 
 
-@dataclass
+@record
 class RoleMap:
     """Default classification plus configured overrides (``roles:`` in .trainlint.yaml).
 

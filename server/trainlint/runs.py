@@ -13,9 +13,8 @@ from __future__ import annotations
 import os
 import re
 import time
-from dataclasses import dataclass, field
-from typing import Any
 
+from ._record import field, record
 from .discovery import discover
 from .model import LogFile
 from .readers import NotALog, Source, open_source
@@ -29,22 +28,26 @@ _CKPT_NAMES = (
      "checkpoint"),
 )
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
-@dataclass
+
+@record
 class Artefact:
     path: str
     kind: str            # "checkpoint", "best-model", "snapshot", "event-file"
     step: float | None
 
 
-@dataclass
+@record
 class Item:
     path: str
     format: str
     facts: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass
+@record
 class Plan:
     items: list[Item] = field(default_factory=list)
     skipped: list[tuple[str, str]] = field(default_factory=list)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
 
 from .. import __version__
 from ..docs_links import rule_url
@@ -13,6 +12,10 @@ from ..model import Location
 from ..rules import RULES
 from ..rules.base import Level
 from .values import clean
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 LEVELS = {Level.FAIL: "error", Level.WARN: "warning", Level.NOT_CHECKED: "warning", Level.INFO: "note",
           Level.PASS: "none"}

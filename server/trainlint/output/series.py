@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import math
 import os
-from typing import Any
 
 from ..model import LogFile, Series
 from .values import clean, fmt_step, fmt_value, json_number, json_step
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def _point(log: LogFile, s: Series, i: int) -> dict[str, Any]:

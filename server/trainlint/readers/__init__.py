@@ -6,25 +6,35 @@ when the file changed and only the new bytes are read. ``read(path)`` is a cold 
 
 from __future__ import annotations
 
+import importlib
 import os
 import re
-from dataclasses import dataclass
-from typing import Protocol
 
+from .._record import record
 from ..model import LogFile
 from ..roles import RoleMap
-from . import coqui, csv_log, hf_trainer_state, jsonl, text_stdout
-from .base import FormatReader, Tail
+from .base import FormatReader, Source, Tail
 from .tfevents import TensorBoardTail, is_event_file
 
-READERS: dict[str, type[FormatReader]] = {
-    hf_trainer_state.HFTrainerStateReader.format: hf_trainer_state.HFTrainerStateReader,
-    coqui.CoquiReader.format: coqui.CoquiReader,
-    csv_log.CsvReader.format: csv_log.CsvReader,
-    jsonl.JsonlReader.format: jsonl.JsonlReader,
-    text_stdout.TextStdoutReader.format: text_stdout.TextStdoutReader,
+# Format -> (module, reader class). Modules load on first use: a check of one trainer_state.json
+# does not pay for the CSV module or the stdout reader's patterns.
+READERS: dict[str, tuple[str, str]] = {
+    "hf-trainer-state": ("hf_trainer_state", "HFTrainerStateReader"),
+    "coqui": ("coqui", "CoquiReader"),
+    "csv": ("csv_log", "CsvReader"),
+    "jsonl": ("jsonl", "JsonlReader"),
+    "text": ("text_stdout", "TextStdoutReader"),
 }
 FORMATS = (*READERS, "tfevents")
+
+
+def _module(name: str):  # type: ignore[no-untyped-def]
+    return importlib.import_module(f"{__name__}.{name}")
+
+
+def reader_class(fmt: str) -> type[FormatReader]:
+    module, cls = READERS[fmt]
+    return getattr(_module(module), cls)
 HEAD_BYTES = 64 << 10
 TEXT_SNIFF_BYTES = 1 << 20
 _TEXT_SUFFIXES = {".py", ".md", ".txt", ".json", ".jsonl", ".csv", ".yaml", ".yml", ".log", ".rst", ".toml"}
@@ -33,13 +43,7 @@ _COQUI_NAME = re.compile(r"^trainer_\d+_log\.txt$")
 _STDOUT_NAME = re.compile(r"^(train|training|log|main|output|out|stdout)\.(log|txt)$|^slurm-\d+\.out$")
 
 
-class Source(Protocol):
-    log: LogFile
-
-    def update(self) -> bool: ...
-
-
-@dataclass(frozen=True)
+@record(frozen=True)
 class Detection:
     format: str | None
     reason: str  # why this format, or why not a training log
@@ -68,16 +72,17 @@ def detect(path: str) -> Detection:
             return Detection(None, "a W&B binary datastore (.wandb); trainlint reads wandb-history.jsonl instead")
         return Detection(None, "a binary file, not a text log")
     head = raw.decode("utf-8", "replace")
-    if hf_trainer_state.looks_like(head):
+    if _module("hf_trainer_state").looks_like(head):
         return Detection("hf-trainer-state", "JSON with log_history")
     if name == "trainer_state.json":
         return Detection(None, "named trainer_state.json but has no log_history: not HF Trainer output")
-    if _COQUI_NAME.match(name) or coqui.looks_like(head):
+    if _COQUI_NAME.match(name) or _module("coqui").looks_like(head):
         return Detection("coqui", "Coqui trainer step blocks")
-    if jsonl.looks_like(head):
+    if _module("jsonl").looks_like(head):
         return Detection("jsonl", "one JSON object per line")
-    if (suffix == ".csv" or csv_log.looks_like(head)) and (csv_log.looks_like(head) or suffix == ".csv"):
+    if suffix == ".csv" or _module("csv_log").looks_like(head):
         return Detection("csv", "a header row and numeric rows")
+    text_stdout = _module("text_stdout")
     if text_stdout.looks_like(head):
         return Detection("text", "lines with a step and a loss")
     if len(raw) == HEAD_BYTES:  # long preambles (env and config dumps): look further for text logs
@@ -99,11 +104,10 @@ def open_source(path: str, fmt: str | None = None, roles: RoleMap | None = None)
         fmt = d.format
     if fmt == "tfevents":
         return TensorBoardTail(path, roles)
-    cls = READERS.get(fmt)
-    if cls is None:
+    if fmt not in READERS:
         raise ValueError(f"unknown format {fmt!r}; known: {', '.join(FORMATS)}")
     log = LogFile(path=path, format=fmt)
-    return Tail(path, cls(log, roles))
+    return Tail(path, reader_class(fmt)(log, roles))
 
 
 def read(path: str, fmt: str | None = None, roles: RoleMap | None = None) -> LogFile:

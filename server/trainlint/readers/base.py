@@ -12,16 +12,28 @@ from __future__ import annotations
 import copy
 import os
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
-from typing import Any, ClassVar
 
+from .._record import record
 from ..lines import count_breaks, count_breaks_bytes, ends_with_break
 from ..model import LogFile, Series, series_key
 from ..roles import Classified, RoleMap, classify
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, ClassVar
+
 CHUNK = 4 << 20          # bytes read per call
 MAX_LINE = 8 << 20       # a longer line is skipped, with a problem, without holding it in memory
 IDENTITY_BYTES = 64      # the head of the file we compare to notice a replaced file
+
+
+class Source:
+    """What ``open_source`` returns: ``.log``, and ``.update()`` to read what was appended."""
+
+    log: LogFile
+
+    def update(self) -> bool:
+        raise NotImplementedError
 
 
 class FormatReader(ABC):
@@ -86,7 +98,7 @@ class FormatReader(ABC):
         return s
 
 
-@dataclass
+@record
 class _Mark:
     lengths: dict[str, int]
     events: int
@@ -97,7 +109,7 @@ class _Mark:
     line_index: int
 
 
-class Tail:
+class Tail(Source):
     """Keeps a file's read position and feeds new complete lines to a FormatReader."""
 
     def __init__(self, path: str, reader: FormatReader) -> None:

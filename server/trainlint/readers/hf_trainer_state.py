@@ -11,7 +11,6 @@ import contextlib
 import json
 import re
 from functools import lru_cache
-from typing import Any
 
 from ..lines import count_breaks
 from ..model import Aggregation, Event, EventKind, Locator, Role
@@ -22,6 +21,10 @@ FACT_KEYS = (
     "max_steps", "global_step", "num_train_epochs", "epoch", "logging_steps", "eval_steps", "save_steps",
     "best_metric", "best_model_checkpoint", "best_global_step", "train_batch_size",
 )
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 _EVAL_NAMED_LOSS = re.compile(r"^eval_(?:.+_)?loss$")
 _FACT_RE = re.compile(r'"(' + "|".join(FACT_KEYS) + r')"\s*:\s*("(?:[^"\\]|\\.)*"|[-\w.+]+)')
 _DECODER = json.JSONDecoder()

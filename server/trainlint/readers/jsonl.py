@@ -9,14 +9,17 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass, field
-from typing import Any
 
+from .._record import field, record
 from ..lines import split_lines
 from ..model import Aggregation, Event, EventKind, LogFile, Role
 from ..roles import Classified, RoleMap, classify
 from .base import FormatReader
 from .hf_trainer_state import json_key_locator
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 # Keys that index a line rather than measure anything, per writer.
 STEP_KEYS = ("current_steps", "iteration", "global_step", "step", "_step", "iter", "epoch")
@@ -29,7 +32,7 @@ TIMING = {"time": Classified(Role.STEP_TIME, Aggregation.STEP),
 MAX_REPORTED = 5
 
 
-@dataclass
+@record
 class _State:
     flavour: str | None = None
     index: int = 0

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import contextlib
 import re
-from dataclasses import dataclass
 from functools import lru_cache
 
+from .._record import record
 from ..lines import split_lines
 from ..model import NUMBER_RE, Event, EventKind, Locator, LogFile, Role, parse_number
 from ..roles import Classified, RoleMap, classify
@@ -44,7 +44,7 @@ _KILLED = re.compile(r"CANCELLED AT|DUE TO TIME LIMIT|Killed|KeyboardInterrupt|o
 _ROLE_HINTS = {"trl": Role.TRAIN_LOSS, "tel": Role.EVAL_LOSS, "train": Role.TRAIN_LOSS, "val": Role.EVAL_LOSS}
 
 
-@dataclass
+@record
 class _State:
     step: float | None = None
     total: int | None = None

@@ -14,11 +14,15 @@ from __future__ import annotations
 import math
 import os
 import struct
-from dataclasses import dataclass, field
-from typing import Any
 
+from .._record import field, record
 from ..model import Event, EventKind, LogFile, Series, series_key
 from ..roles import RoleMap, classify
+from .base import Source
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 _HEADER = struct.Struct("<QI")
 _CRC = struct.Struct("<I")
@@ -62,7 +66,7 @@ def is_event_file(name: str) -> bool:
     return "tfevents" in os.path.basename(name)
 
 
-@dataclass
+@record
 class _FileState:
     path: str
     index: int
@@ -75,7 +79,7 @@ class _FileState:
     broken: bool = False   # a header CRC failed: the rest of the file cannot be framed
 
 
-@dataclass
+@record
 class _RunState:
     """The accumulator state TensorBoard keeps per run (directory)."""
 
@@ -86,7 +90,7 @@ class _RunState:
     duplicates: dict[str, int] = field(default_factory=dict)
 
 
-class TensorBoardTail:
+class TensorBoardTail(Source):
     """Reads one event file, or every event file of one directory, from where it was left."""
 
     def __init__(self, path: str, roles: RoleMap | None = None, log: LogFile | None = None) -> None:

@@ -10,14 +10,17 @@ from __future__ import annotations
 import math
 import string
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
 
+from .._record import field, record
 from ..model import Location, LogFile, Role, Series
 from ..output.values import fmt_step, fmt_value
 from ..roles import is_plain_loss
 from .thresholds import Thresholds
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class Level(StrEnum):
@@ -62,7 +65,7 @@ def _fmt(v: Any) -> str:
     return str(v)
 
 
-@dataclass
+@record
 class Evidence:
     """The measurement. ``text`` is ``template`` filled from ``values`` only."""
 
@@ -75,14 +78,14 @@ class Evidence:
         return self.template.format(**{k: _fmt(self.values[k]) for k in fields_})
 
 
-@dataclass
+@record
 class Related:
     role: str
     location: Location
     message: str
 
 
-@dataclass
+@record
 class Finding:
     id: str
     level: Level
@@ -95,13 +98,13 @@ class Finding:
     marks: dict[int, str] = field(default_factory=dict)  # point index -> role, for sparklines
 
 
-@dataclass
+@record
 class SkipReason:
     reason: Skip
     detail: str
 
 
-@dataclass
+@record
 class Measurement:
     """What a check measured on one series, fired or not (shown for every judged series)."""
 
@@ -111,7 +114,7 @@ class Measurement:
     text: str
 
 
-@dataclass
+@record
 class CheckResult:
     findings: list[Finding] = field(default_factory=list)
     # series label -> None when it ran, or the reason it was skipped on that series
@@ -120,7 +123,7 @@ class CheckResult:
     skipped: SkipReason | None = None  # the whole check, when there was nothing to judge
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Rule:
     id: str
     level: Level
@@ -128,7 +131,7 @@ class Rule:
     title: str
 
 
-@dataclass
+@record
 class Context:
     log: LogFile
     th: Thresholds
@@ -173,7 +176,7 @@ def median(xs: Iterable[float]) -> float:
 CheckFn = Callable[[Context], CheckResult]
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Check:
     name: str
     rules: tuple[Rule, ...]

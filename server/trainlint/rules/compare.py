@@ -8,9 +8,7 @@ NOT-CHECKED (exit 2), never FAIL.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
-
+from .._record import record
 from ..model import Location, LogFile, Role, Series
 from .base import (
     Context,
@@ -25,7 +23,10 @@ from .base import (
 )
 from .thresholds import Thresholds
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from ..judge import Report
 
 TP_FLOOR_RATIO = Rule("TP-FLOOR-RATIO", Level.FAIL, "compare", "The run's loss floor is far above the baseline's")
@@ -48,7 +49,7 @@ MIN_IMPROVEMENT_FRACTION = 0.25
 MAX_GRADNORM_MEDIAN_RATIO = 5.0
 
 
-@dataclass
+@record
 class Metrics:
     series: Series
     idx: list[int]

@@ -8,7 +8,6 @@ place cannot decide it; a window of 1 reproduces trainproof's last-point-versus-
 from __future__ import annotations
 
 import math
-import statistics
 
 from ..model import Role, Series
 from ..output.values import fmt_value
@@ -104,10 +103,10 @@ def check_flat(ctx: Context) -> CheckResult:
         if len(vals) < th.min_points_for_degenerate_check:
             return SkipReason(Skip.TOO_FEW, f"{len(vals)} finite points, fewer than "
                               f"{th.min_points_for_degenerate_check}; one record is not a flat curve")
-        mean = statistics.fmean(vals)
+        mean = math.fsum(vals) / len(vals)
         if mean <= 0:
             return SkipReason(Skip.DEGENERATE, "the mean loss is not positive, so its relative variation is undefined")
-        cv = statistics.pstdev(vals) / mean
+        cv = math.sqrt(math.fsum((v - mean) ** 2 for v in vals) / len(vals)) / mean
         values = {"series": s.label, "cv": Ratio(cv), "points": len(vals), "mean": mean,
                   "threshold": th.min_loss_variation}
         res.measurements.append(Measurement("flat-loss", s.label, values,

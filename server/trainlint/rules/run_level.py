@@ -11,8 +11,6 @@ from __future__ import annotations
 import itertools
 import math
 import os
-import zipfile
-from typing import Any
 
 from ..model import Event, EventKind, Location, LogFile, Role, Series
 from ..output.values import fmt_step
@@ -178,10 +176,14 @@ def check_resume(ctx: Context) -> CheckResult:
                     " TensorBoard drops the points the restart overwrote, and so does trainlint; the event says "
                     "how many." if e.kind == EventKind.RESTART else ""),
                 Evidence(values, "restart at step {step}"), _event_loc(log, e), s.label, s.key))
-    back = [i for i in range(1, len(s)) if s.steps[i] <= max(s.steps[:i])] if len(s) < 200_000 else []
-    if back:
-        i = back[0]
-        prev = max(range(i), key=lambda j: s.steps[j])
+    first_back, prev, top = None, 0, 0
+    for i in range(1, len(s)):
+        if s.steps[i] <= s.steps[top]:
+            first_back, prev = i, top
+            break
+        top = i
+    if first_back is not None:
+        i = first_back
         values = {"series": s.label, "from_step": Step(s.steps[prev]), "to_step": Step(s.steps[i]),
                   "line": ctx.point(s, prev).line or 0}
         f = Finding(TL_RESUME.id, TL_RESUME.level,
@@ -246,6 +248,8 @@ def check_events_truncated(ctx: Context) -> CheckResult:
 # -- TL-CKPT-* ------------------------------------------------------------------------------------
 def _zip_state(path: str) -> tuple[str, str] | None:
     """None when intact (or not a ZIP at all); else (rule id, what is wrong). Never unpickles."""
+    import zipfile  # only when a log names checkpoints: zipfile pulls in bz2, lzma, shutil, pathlib
+
     try:
         size = os.path.getsize(path)
     except OSError:
@@ -373,4 +377,8 @@ CHECKS = (
     Check("checkpoints", (TL_CKPT_MISSING, TL_CKPT_TRUNCATED, TL_CKPT_CORRUPT), check_checkpoints,
           "checkpoints the log names, read as ZIP archives"),
 )
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 POST_RULES = (TL_SERIES_DISAGREE,)

@@ -7,10 +7,10 @@ of them under ``thresholds:`` by the lower-case name (``max_loss_divergence_rati
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from .._record import fields, record
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Thresholds:
     # -- loss level ----------------------------------------------------------------------------
     #: trainproof: the end of the loss may sit at most 1.5x above its minimum.
@@ -81,7 +81,7 @@ class Thresholds:
     @classmethod
     def with_overrides(cls, overrides: dict[str, object]) -> tuple[Thresholds, list[str]]:
         """Apply overrides by name; return the thresholds and a message per rejected entry."""
-        known = {f.name: f.type for f in fields(cls)}
+        known = {f.name for f in fields(cls)}
         values: dict[str, object] = {}
         errors: list[str] = []
         for key, raw in overrides.items():

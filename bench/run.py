@@ -1,0 +1,248 @@
+"""trainlint's benchmark (a script, not tests): one table of ratios measured in the same run.
+
+    make bench            # or: .venv/bin/python bench/run.py [--quick] [--corpus ../shared/corpus]
+
+1. cold ``trainlint check`` vs ``trainproof epoch`` (trainproof 0.22.0 in bench/.work/tpvenv) as whole
+   processes, on every log of corpus/trainproof and on generated large logs (a 100 MB Coqui log,
+   a 1-million-record JSONL, a 50 MB event file written with tensorboard's writer);
+2. parse time vs a floor on the same file (a bare Python line scan; a bare record scan);
+3. re-judge after appending one record to each large log vs a cold check of it;
+4. server: append -> diagnostics latency, and resident memory with 200 runs (bench/lsp_latency.py);
+5. server start -> first diagnostics on the corpus.
+Targets (issue 7): (1) <= 1.0x trainproof on corpus logs, <= 0.3x on large logs; (2) <= 3x the
+floor; (3) < 5% of a cold check; (4) < 300 ms median, < 200 MB; (5) < 3 s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import math
+import os
+import statistics
+import struct
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+WORK = HERE / ".work"
+TP_VENV = WORK / "tpvenv"
+TRAINLINT = [str(ROOT / ".venv" / "bin" / "trainlint"), "check", "-q"]
+
+
+def ensure_trainproof() -> list[str] | None:
+    exe = TP_VENV / "bin" / "trainproof"
+    if not exe.exists():
+        subprocess.run([sys.executable, "-m", "venv", str(TP_VENV)], check=True)
+        r = subprocess.run([str(TP_VENV / "bin" / "pip"), "install", "-q", "trainproof==0.22.0"])
+        if r.returncode != 0:
+            return None
+    return [str(exe), "epoch"]
+
+
+def wall(cmd: list[str], runs: int) -> float:
+    ts = []
+    for _ in range(runs):
+        t = time.perf_counter()
+        subprocess.run(cmd, capture_output=True)
+        ts.append(time.perf_counter() - t)
+    return statistics.median(ts)
+
+
+# -- large logs -----------------------------------------------------------------------------------
+def gen_coqui(path: Path, mb: int) -> None:
+    if path.exists() and path.stat().st_size >= mb << 20:
+        return
+    block = ("\x1b[1m   --> TIME: 2026-02-11 01:08:{s:02d} -- STEP: {a}/24940 -- GLOBAL_STEP: {g}\x1b[0m\n"
+             "     | > loss_text_ce: {v1}  ({v1})\n     | > loss_mel_ce: {v2}  ({v2})\n"
+             "     | > loss: {v3}  ({v3})\n     | > current_lr: 5e-06 \n"
+             "     | > step_time: 0.0509  (0.05133280754089355)\n"
+             "     | > loader_time: 0.0051  (0.004459586143493652)\n\n\n")
+    with open(path, "w") as f:
+        f.write("\x1b[4m\x1b[1m > EPOCH: 0/1000\x1b[0m\n\x1b[1m > TRAINING (2026-02-11 01:08:02) \x1b[0m\n\n")
+        g = 0
+        while f.tell() < mb << 20:
+            v = 0.06 * math.exp(-g / 5e6) + 0.001 * math.sin(g)
+            f.write(block.format(s=g % 60, a=g % 24940, g=g, v1=v / 3, v2=v * 80, v3=v))
+            g += 50
+
+
+def gen_jsonl(path: Path, n: int) -> None:
+    if path.exists():
+        return
+    with open(path, "w") as f:
+        for i in range(n):
+            f.write(json.dumps({"step": i, "loss": 2.0 * math.exp(-i / 3e5) + 0.01 * math.sin(i),
+                                "lr": 1e-4, "grad_norm": 1.0 + 0.1 * math.cos(i)}) + "\n")
+
+
+def gen_events(d: Path, mb: int) -> Path:
+    d.mkdir(parents=True, exist_ok=True)
+    existing = list(d.glob("events.out.tfevents.*"))
+    if existing and existing[0].stat().st_size >= mb << 20:
+        return existing[0]
+    from tensorboard.compat.proto import event_pb2, summary_pb2
+    from tensorboard.summary.writer.event_file_writer import EventFileWriter
+
+    for p in existing:
+        p.unlink()
+    w = EventFileWriter(str(d), max_queue_size=100_000, flush_secs=3600)
+    step = 0
+    path = None
+    while True:
+        vals = [summary_pb2.Summary.Value(tag=tag, simple_value=1.0 / (1 + step * 1e-5) + k)
+                for k, tag in enumerate(("train/loss", "train/lr", "train/grad_norm"))]
+        w.add_event(event_pb2.Event(step=step, wall_time=1.7e9 + step, summary=summary_pb2.Summary(value=vals)))
+        step += 1
+        if step % 50_000 == 0:
+            w.flush()
+            path = next(d.glob("events.out.tfevents.*"))
+            if path.stat().st_size >= mb << 20:
+                break
+    w.close()
+    return path  # type: ignore[return-value]
+
+
+# -- floors -----------------------------------------------------------------------------------------
+def floor_lines(path: Path) -> float:
+    t = time.perf_counter()
+    with open(path, "rb") as f:
+        for _ in f:
+            pass
+    return time.perf_counter() - t
+
+
+def floor_records(path: Path) -> float:
+    t = time.perf_counter()
+    with open(path, "rb") as f:
+        data = f.read()
+    pos, hdr = 0, struct.Struct("<Q")
+    while pos + 12 <= len(data):
+        (n,) = hdr.unpack_from(data, pos)
+        pos += 16 + n
+    return time.perf_counter() - t
+
+
+def parse_time(path: Path, fmt: str) -> float:
+    from trainlint.readers import read
+
+    t = time.perf_counter()
+    read(str(path), fmt)
+    return time.perf_counter() - t
+
+
+def append_rejudge(path: Path, fmt: str, record: bytes | None) -> tuple[float, float]:
+    """(re-judge after one appended record, cold read + judge) in-process, on a copy."""
+    from trainlint.judge import judge_log
+    from trainlint.readers import open_source
+
+    copy = path.with_name("appended-" + path.name)
+    subprocess.run(["cp", str(path), str(copy)], check=True)
+    try:
+        t = time.perf_counter()
+        src = open_source(str(copy), fmt)
+        src.update()
+        judge_log(src.log)
+        cold = time.perf_counter() - t
+        if record is None:  # an event record from tensorboard's own writer
+            from tensorboard.compat.proto import event_pb2, summary_pb2
+            from tensorboard.summary.writer.record_writer import RecordWriter
+
+            ev = event_pb2.Event(step=10**9, wall_time=2e9, summary=summary_pb2.Summary(
+                value=[summary_pb2.Summary.Value(tag="train/loss", simple_value=0.5)]))
+            with open(copy, "ab") as f:
+                RecordWriter(f).write(ev.SerializeToString())
+        else:
+            with open(copy, "ab") as f:
+                f.write(record)
+        t = time.perf_counter()
+        src.update()
+        judge_log(src.log)
+        warm = time.perf_counter() - t
+    finally:
+        copy.unlink()
+    return warm, cold
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true", help="smaller large logs (20 MB / 200k / 10 MB), fewer runs")
+    ap.add_argument("--corpus", default=str(ROOT.parent / "shared" / "corpus"))
+    ap.add_argument("--skip-server", action="store_true")
+    a = ap.parse_args()
+    sys.path.insert(0, str(ROOT / "server"))
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "server" / "trainlint")],
+                   capture_output=True)  # as a wheel install would: do not time bytecode compilation
+    WORK.mkdir(exist_ok=True)
+    runs = 3 if a.quick else 5
+    tp = ensure_trainproof()
+    corpus = Path(a.corpus)
+    rows: list[tuple[str, str, str, str]] = []
+
+    print(f"1. cold check vs trainproof epoch (whole processes, median of {runs})")
+    logs = sorted(p for p in (corpus / "trainproof").rglob("*") if p.is_file() and (
+        p.name in ("trainer_state.json", "trainer_0_log.txt") or "tfevents" in p.name))
+    worst = 0.0
+    for p in logs:
+        tl = wall([*TRAINLINT, str(p)], runs)
+        tpt = wall([*tp, str(p)], runs) if tp else float("nan")
+        worst = max(worst, tl / tpt)
+        print(f"   {tl * 1000:7.0f} ms vs {tpt * 1000:7.0f} ms  {tl / tpt:5.2f}x  {p.relative_to(corpus)}")
+    rows.append(("cold check / trainproof, corpus logs (worst)", f"{worst:.2f}x", "<= 1.0x", ""))
+    coqui_mb, jsonl_n, events_mb = (20, 200_000, 10) if a.quick else (100, 1_000_000, 50)
+    big_coqui = WORK / f"coqui-{coqui_mb}mb" / "trainer_0_log.txt"
+    big_coqui.parent.mkdir(exist_ok=True)
+    gen_coqui(big_coqui, coqui_mb)
+    big_jsonl = WORK / f"jsonl-{jsonl_n}" / "metrics.jsonl"
+    big_jsonl.parent.mkdir(exist_ok=True)
+    gen_jsonl(big_jsonl, jsonl_n)
+    big_events = gen_events(WORK / f"events-{events_mb}mb", events_mb)
+    large = [(big_coqui, "coqui", lambda: floor_lines(big_coqui),
+              b"\x1b[1m   --> TIME: 2026-02-11 09:00:00 -- STEP: 1/24940 -- GLOBAL_STEP: 999999999\x1b[0m\n"
+              b"     | > loss: 0.05  (0.05)\n"),
+             (big_jsonl, "jsonl", lambda: floor_lines(big_jsonl), b'{"step": 99999999, "loss": 0.5}\n'),
+             (big_events, "tfevents", lambda: floor_records(big_events), None)]
+    for p, _fmt, _, _ in large:
+        tl = wall([*TRAINLINT, str(p)], 1)
+        tpt = wall([*tp, str(p)], 1) if tp else float("nan")
+        size = p.stat().st_size >> 20
+        print(f"   {tl * 1000:7.0f} ms vs {tpt * 1000:7.0f} ms  {tl / tpt:5.2f}x  {p.name} ({size} MB)")
+        rows.append((f"cold check / trainproof, {p.name} {p.stat().st_size >> 20} MB", f"{tl / tpt:.2f}x", "<= 0.3x",
+                     f"{tl:.1f} s vs {tpt:.1f} s"))
+    print("2. parse vs floor (in process)")
+    for p, fmt, floor, _ in large:
+        fl, pt = floor(), parse_time(p, fmt)
+        print(f"   parse {pt:6.2f} s, floor {fl:6.2f} s: {pt / fl:5.1f}x  {p.name}")
+        rows.append((f"parse / floor, {fmt}", f"{pt / fl:.1f}x", "<= 3x", f"{pt:.2f} s vs {fl:.2f} s"))
+    print("3. re-judge after one appended record vs cold read + judge (in process)")
+    for p, fmt, _, rec in large:
+        warm, cold = append_rejudge(p, fmt, rec)
+        print(f"   {warm * 1000:7.1f} ms vs {cold * 1000:7.0f} ms: {100 * warm / cold:5.2f}%  {p.name}")
+        rows.append((f"append re-judge / cold, {fmt}", f"{100 * warm / cold:.2f}%", "< 5%",
+                     f"{warm * 1000:.0f} ms vs {cold * 1000:.0f} ms"))
+    if not a.skip_server:
+        sys.path.insert(0, str(HERE))
+        import lsp_latency
+
+        lat = asyncio.run(lsp_latency.latency(10 if a.quick else 20, 150))
+        rows.append(("server append -> diagnostics (median, debounce 150 ms)", f"{statistics.median(lat):.0f} ms",
+                     "< 300 ms", f"p90 {sorted(lat)[int(0.9 * len(lat)) - 1]:.0f} ms"))
+        mb, took = asyncio.run(lsp_latency.memory(200))
+        rows.append(("server RSS, 200 runs", f"{mb:.0f} MB", "< 200 MB", f"all judged in {took:.1f} s"))
+        fd = asyncio.run(lsp_latency.first_diagnostics(corpus))
+        if fd is not None:
+            rows.append(("server start -> first diagnostics (corpus)", f"{fd:.2f} s", "< 3 s", ""))
+    print()
+    print("| measure | result | target | detail |")
+    print("|---|---|---|---|")
+    for r in rows:
+        print("| " + " | ".join(r) + " |")
+    os.sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
