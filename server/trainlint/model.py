@@ -147,12 +147,22 @@ class Series:
             self.offsets.append(offset)
             self.files.append(file)
 
+    def extend(self, steps: list[float], values: list[float], lines: list[int], walls: list[float]) -> None:
+        """Many points at once (text formats only: no records)."""
+        self.steps.extend(steps)
+        self.values.extend(values)
+        self.walls.extend(walls)
+        self.lines.extend(lines)
+
     def truncate(self, n: int) -> None:
+        if n < len(self.values):
+            self.__dict__.pop("_stats", None)  # cached measurements described the dropped points
         for arr in (self.steps, self.values, self.walls, self.lines, self.records, self.offsets, self.files):
             if len(arr) > n:
                 del arr[n:]
 
     def remove_indices(self, drop: set[int]) -> None:
+        self.__dict__.pop("_stats", None)
         keep = [i for i in range(len(self.values)) if i not in drop]
         for name in ("steps", "values", "walls", "lines", "records", "offsets", "files"):
             arr = getattr(self, name)

@@ -101,6 +101,7 @@ class TensorBoardTail(Source):
         self._run = _RunState()
         self._provisional: list[Event] = []
         self._event_pb2: Any = None
+        self._by_tag: dict[str, Series] = {}
 
     def _members(self) -> list[str]:
         if os.path.isdir(self.path):
@@ -115,6 +116,7 @@ class TensorBoardTail(Source):
         self._files.clear()
         self._run = _RunState()
         self._provisional = []
+        self._by_tag = {}
 
     def update(self) -> bool:
         """Read new records of every member. Raises OSError when the path cannot be read."""
@@ -241,12 +243,18 @@ class TensorBoardTail(Source):
             tags = {v.tag for v in ev.summary.value}
             self._purge(step, tags, fs, offset, "an out-of-order step")
         run.most_recent_step = step
+        wall, record, findex = ev.wall_time, fs.record, fs.index
+        last_step, series_of = run.last_step, self._by_tag
+        logged = False
         for v in ev.summary.value:
-            value = self._scalar(v, run)
-            if value is None:
-                continue
+            if v.WhichOneof("value") == "simple_value":  # the common case, without a call
+                value = float(v.simple_value)
+            else:
+                value = self._scalar(v, run)
+                if value is None:
+                    continue
             tag = v.tag
-            prev = run.last_step.get(tag)
+            prev = last_step.get(tag)
             if prev is not None and step <= prev:
                 run.duplicates[tag] = run.duplicates.get(tag, 0) + 1
                 if run.duplicates[tag] == 1:
@@ -254,18 +262,28 @@ class TensorBoardTail(Source):
                         EventKind.DUPLICATE_STEPS, step, None,
                         f"`{tag}` is logged again at step {step:g} after step {prev:g}; both are kept, in file order",
                         record=fs.record, offset=offset, file=fs.index, detail={"tag": tag}))
-            run.last_step[tag] = step if prev is None else max(prev, step)
-            s = self._series(tag)
-            s.append(step, value, 0, ev.wall_time, fs.record, offset, fs.index)
-            self.log.facts["last_step"] = max(self.log.facts.get("last_step", step), step)
+            last_step[tag] = step if prev is None or step > prev else prev
+            s = series_of.get(tag)
+            if s is None:
+                s = self._series(tag)
+            s.append(step, value, 0, wall, record, offset, findex)
+            logged = True
+        if logged:
+            facts = self.log.facts
+            if step > facts.get("last_step", -math.inf):
+                facts["last_step"] = step
 
     def _series(self, tag: str) -> Series:
+        s = self._by_tag.get(tag)
+        if s is not None:
+            return s
         base = classify(tag)
         s = self.log.series.get(series_key(tag, base.aggregation))
         if s is None:
             cls, source = self.roles.classify(tag, base)
             s = Series(tag, cls.role, base.aggregation, cls.component, role_source=source)
             self.log.series[s.key] = s
+        self._by_tag[tag] = s
         return s
 
     def _scalar(self, v: Any, run: _RunState) -> float | None:

@@ -154,8 +154,10 @@ class Context:
 
 
 def finite(s: Series) -> tuple[list[int], list[float]]:
-    idx = [i for i, v in enumerate(s.values) if math.isfinite(v)]
-    return idx, [s.values[i] for i in idx]
+    """Indices and values of the finite points (shared, incrementally kept: do not modify)."""
+    from .stats import finite as cached
+
+    return cached(s)
 
 
 def upper_median(xs: Iterable[float]) -> float:

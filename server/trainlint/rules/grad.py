@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from bisect import bisect_right
+
 from ..model import Role, Series
 from ..output.values import fmt_step, fmt_value
 from .base import (
@@ -20,8 +22,8 @@ from .base import (
     Step,
     finite,
     per_series,
-    upper_median,
 )
+from .stats import sorted_finite
 
 TP_ZERO_GRAD = Rule("TP-ZERO-GRAD", Level.FAIL, "zero-grad", "Every gradient norm is exactly zero")
 TP_GRAD_SPIKE = Rule("TP-GRAD-SPIKE", Level.WARN, "grad-spike", "A gradient norm far above its median")
@@ -80,12 +82,14 @@ def check_grad_spike(ctx: Context) -> CheckResult:
         if len(vals) < th.min_grad_points_for_spike:
             return SkipReason(Skip.TOO_FEW,
                               f"{len(vals)} finite gradient norms, fewer than {th.min_grad_points_for_spike}")
-        med = upper_median(vals)
+        ordered = sorted_finite(s)
+        med = ordered[len(ordered) // 2]  # trainproof's upper median
         if med <= 0:
             return SkipReason(Skip.DEGENERATE, "the median gradient norm is not positive")
         limit = th.max_grad_norm_spike_ratio * med
-        spikes = [j for j, v in enumerate(vals) if v > limit]
-        top = max(range(len(vals)), key=lambda j: vals[j])
+        n_spikes = len(ordered) - bisect_right(ordered, limit)
+        spikes = [j for j, v in enumerate(vals) if v > limit] if n_spikes else []
+        top = vals.index(ordered[-1])
         values = {"series": s.label, "max": vals[top], "step": Step(s.steps[idx[top]]), "median": med,
                   "ratio": Ratio(vals[top] / med), "threshold": th.max_grad_norm_spike_ratio, "spikes": len(spikes),
                   "points": len(vals)}

@@ -8,6 +8,7 @@ place cannot decide it; a window of 1 reproduces trainproof's last-point-versus-
 from __future__ import annotations
 
 import math
+from bisect import bisect_right
 
 from ..model import Role, Series
 from ..output.values import fmt_value
@@ -30,6 +31,7 @@ from .base import (
     per_series,
     upper_median,
 )
+from .stats import lowest_level, sorted_finite, stats
 
 TP_ZERO_LOSS = Rule("TP-ZERO-LOSS", Level.FAIL, "zero-loss", "Every loss value is exactly zero")
 TP_ZERO_LOSS_ONSET = Rule("TP-ZERO-LOSS-ONSET", Level.FAIL, "zero-loss", "The loss ends in a run of exact zeros")
@@ -53,7 +55,8 @@ def check_zero_loss(ctx: Context) -> CheckResult:
         if len(vals) < th.min_points_for_degenerate_check:
             return SkipReason(Skip.TOO_FEW, f"{len(vals)} finite points, fewer than "
                               f"{th.min_points_for_degenerate_check}")
-        if all(v == 0.0 for v in vals):
+        st = stats(s)
+        if st.mean == 0.0 and st.m2 == 0.0 and vals[0] == 0.0:
             ev = Evidence({"series": s.label, "points": len(vals)},
                           "{series}: all {points} finite values are exactly zero")
             res.findings.append(Finding(
@@ -103,10 +106,11 @@ def check_flat(ctx: Context) -> CheckResult:
         if len(vals) < th.min_points_for_degenerate_check:
             return SkipReason(Skip.TOO_FEW, f"{len(vals)} finite points, fewer than "
                               f"{th.min_points_for_degenerate_check}; one record is not a flat curve")
-        mean = math.fsum(vals) / len(vals)
+        st = stats(s)
+        mean = st.mean
         if mean <= 0:
             return SkipReason(Skip.DEGENERATE, "the mean loss is not positive, so its relative variation is undefined")
-        cv = math.sqrt(math.fsum((v - mean) ** 2 for v in vals) / len(vals)) / mean
+        cv = math.sqrt(max(0.0, st.m2) / st.count_fin) / mean
         values = {"series": s.label, "cv": Ratio(cv), "points": len(vals), "mean": mean,
                   "threshold": th.min_loss_variation}
         res.measurements.append(Measurement("flat-loss", s.label, values,
@@ -125,24 +129,6 @@ def check_flat(ctx: Context) -> CheckResult:
     return per_series(ctx, Role.TRAIN_LOSS, res, one, "train-loss")
 
 
-def level_windows(vals: list[float], w: int) -> tuple[float, tuple[int, int], float, tuple[int, int]]:
-    """(lowest level, its window [a, b), end level, end window): medians over ``w`` points.
-
-    Windows that start at the first point may be shorter, down to two points: the loss a run
-    starts from (a pretrained model before a fine-tune moved it) is a level of its own even when
-    the run left it after two logged points, as the gallery's lr_hot runs do.
-    """
-    n = len(vals)
-    best = (math.inf, (0, 0))
-    for b in range(min(2, w), n + 1):
-        a = max(0, b - w)
-        level = median(vals[a:b])
-        if level < best[0]:
-            best = (level, (a, b))
-    end = median(vals[n - w:])
-    return best[0], best[1], end, (n - w, n)
-
-
 def check_divergence(ctx: Context) -> CheckResult:
     res = CheckResult()
     th = ctx.th
@@ -151,18 +137,21 @@ def check_divergence(ctx: Context) -> CheckResult:
         idx, vals = finite(s)
         if len(vals) < th.min_points_for_trend:
             return SkipReason(Skip.TOO_FEW, f"{len(vals)} finite points, fewer than {th.min_points_for_trend}")
-        nonzero = [v for v in vals if v != 0.0]
-        if not nonzero or min(nonzero) <= 0:
+        ordered = sorted_finite(s)
+        first_nonzero = bisect_right(ordered, 0.0)
+        if ordered[0] < 0 or first_nonzero >= len(ordered):
             return SkipReason(Skip.DEGENERATE, "the loss takes non-positive values, so a ratio to its minimum is "
                               "meaningless")
-        raw_ratio = vals[-1] / min(nonzero)
+        min_nonzero = ordered[first_nonzero]
+        raw_ratio = vals[-1] / min_nonzero
         w = th.window_for(len(vals))
         if w == 1:
-            lo = min(nonzero)
+            lo = min_nonzero
             lo_i = vals.index(lo)
             lo_win, end, end_win = (lo_i, lo_i + 1), vals[-1], (len(vals) - 1, len(vals))
         else:
-            lo, lo_win, end, end_win = level_windows(vals, w)
+            lo, lo_win = lowest_level(s, w)
+            end, end_win = median(vals[len(vals) - w:]), (len(vals) - w, len(vals))
             if lo <= 0:
                 return SkipReason(Skip.DEGENERATE, "the lowest median level is not positive")
         ratio = end / lo

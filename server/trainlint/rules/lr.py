@@ -20,6 +20,7 @@ from .base import (
     Step,
     per_series,
 )
+from .stats import stats
 
 TP_ZERO_LR = Rule("TP-ZERO-LR", Level.FAIL, "lr", "The learning rate is zero (or negative) throughout")
 TP_ZERO_LR_PARTIAL = Rule("TP-ZERO-LR-PARTIAL", Level.WARN, "lr", "The learning rate is zero for a large share")
@@ -30,13 +31,13 @@ def check_lr(ctx: Context) -> CheckResult:
     th = ctx.th
 
     def one(s: Series) -> SkipReason | None:
-        vals = [v for v in s.values if not math.isnan(v)]
-        if not vals:
+        st = stats(s)
+        numeric = len(s) - sum(1 for i in st.nonfinite if math.isnan(s.values[i]))
+        if not numeric:
             return SkipReason(Skip.DEGENERATE, "every logged learning rate is NaN")
-        nonpos = [i for i, v in enumerate(s.values) if v <= 0]
-        negative = sum(1 for v in vals if v < 0)
-        share = len(nonpos) / len(vals)
-        values = {"series": s.label, "percent": Ratio(100 * share), "count": len(nonpos), "points": len(vals),
+        nonpos, negative = st.nonpos, st.negative
+        share = len(nonpos) / numeric
+        values = {"series": s.label, "percent": Ratio(100 * share), "count": len(nonpos), "points": numeric,
                   "negative": negative}
         res.measurements.append(Measurement("lr", s.label, values, f"{100 * share:.3g}% <= 0"))
         if share >= th.zero_lr_fail_fraction:

@@ -24,6 +24,7 @@ from .base import (
     SkipReason,
     Step,
 )
+from .stats import stats
 
 TP_NAN = Rule("TP-NAN", Level.FAIL, "non-finite-loss", "Loss is NaN or Inf")
 TP_NAN_GRAD = Rule("TP-NAN-GRAD", Level.FAIL, "grad-finite", "Gradient norm is NaN or Inf")
@@ -31,7 +32,7 @@ MAX_RELATED = 5
 
 
 def _bad(s: Series) -> list[int]:
-    return [i for i, v in enumerate(s.values) if not math.isfinite(v)]
+    return stats(s).nonfinite
 
 
 def _finite_after(s: Series, step: float) -> int:

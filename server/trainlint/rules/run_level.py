@@ -30,6 +30,7 @@ from .base import (
     Step,
     finite,
 )
+from .stats import stats
 
 TL_LOG_PREFIX = Rule("TL-LOG-PREFIX", Level.WARN, "log-coverage", "The log ends before the run does")
 TL_RUN_INCOMPLETE = Rule("TL-RUN-INCOMPLETE", Level.INFO, "run-end", "The run stopped before its planned end")
@@ -176,14 +177,9 @@ def check_resume(ctx: Context) -> CheckResult:
                     " TensorBoard drops the points the restart overwrote, and so does trainlint; the event says "
                     "how many." if e.kind == EventKind.RESTART else ""),
                 Evidence(values, "restart at step {step}"), _event_loc(log, e), s.label, s.key))
-    first_back, prev, top = None, 0, 0
-    for i in range(1, len(s)):
-        if s.steps[i] <= s.steps[top]:
-            first_back, prev = i, top
-            break
-        top = i
-    if first_back is not None:
-        i = first_back
+    st = stats(s)
+    if st.first_back is not None:
+        i, prev = st.first_back, st.prev_of_back
         values = {"series": s.label, "from_step": Step(s.steps[prev]), "to_step": Step(s.steps[i]),
                   "line": ctx.point(s, prev).line or 0}
         f = Finding(TL_RESUME.id, TL_RESUME.level,
@@ -193,13 +189,7 @@ def check_resume(ctx: Context) -> CheckResult:
                     s.label, s.key, marks={i: "restart", prev: "before"})
         f.related.append(Related("before-restart", ctx.point(s, prev), f"step {fmt_step(s.steps[prev])}"))
         res.findings.append(f)
-    seen: dict[float, int] = {}
-    dups: list[tuple[int, int]] = []
-    for i, (x, v) in enumerate(zip(s.steps, s.values, strict=True)):
-        j = seen.get(x)
-        if j is not None and not (v == s.values[j] or (math.isnan(v) and math.isnan(s.values[j]))):
-            dups.append((j, i))
-        seen[x] = i
+    dups = st.dups
     res.measurements.append(Measurement("resume", s.label, {"duplicate_steps": len(dups)},
                                         f"{len(dups)} steps logged twice with different values"))
     if dups:
