@@ -81,7 +81,8 @@ class JsonlReader(FormatReader):
             steps = step_col
         else:
             step_keys = [_step_key(o) for o in objs]
-            steps = [float(o[k]) if k else float(st.index + i) for i, (o, k) in enumerate(zip(objs, step_keys, strict=True))]
+            pairs = enumerate(zip(objs, step_keys, strict=True))
+            steps = [float(o[k]) if k else float(st.index + i) for i, (o, k) in pairs]
         st.index += len(objs)
         walls = [float(w) if type(w) in (int, float) else math.nan for w in (o.get("_timestamp") for o in objs)]
         for o in reversed(objs):
