@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint bench clean
+.PHONY: demo test lint bench clean extension
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -18,6 +18,15 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(VENV)/bin/ruff check server tests bench
 	$(PY) -m pytest -q
+	@if command -v npm >/dev/null 2>&1; then $(MAKE) --no-print-directory extension; \
+	else echo "npm not found: the VS Code extension was not built or tested"; fi
+
+# The VS Code extension: install (from the lock file), bundle, typecheck, test, package the .vsix.
+extension: $(STAMP)
+	cd vscode-extension && npm ci --no-audit --no-fund --loglevel=error
+	cd vscode-extension && npm run --silent build && npm run --silent typecheck
+	cd vscode-extension && TRAINLINT_PYTHON=$(abspath $(PY)) node --test test/
+	cd vscode-extension && npx vsce package --no-dependencies
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check server tests bench

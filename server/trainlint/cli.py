@@ -76,6 +76,7 @@ def _parser() -> argparse.ArgumentParser:
 
     sv = sub.add_parser("serve", help="run the language server over stdio")
     sv.add_argument("--log-level", default="WARNING")
+    sv.add_argument("--stdio", action="store_true", help="talk over stdio (the default; language clients pass it)")
     return p
 
 

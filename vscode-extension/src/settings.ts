@@ -1,0 +1,40 @@
+// trainlint.* settings as the server reads them (initializationOptions and workspace/configuration).
+
+export type Getter = <T>(key: string, fallback: T) => T;
+
+export interface ServerSettings {
+  scope: string;
+  severity: { fail: string; warn: string; info: string; notChecked: string };
+  select: string[];
+  ignore: string[];
+}
+
+export function readSettings(get: Getter): ServerSettings {
+  return {
+    scope: get("scope", "workspace"),
+    severity: {
+      fail: get("severity.fail", "error"),
+      warn: get("severity.warn", "warning"),
+      info: get("severity.info", "information"),
+      notChecked: get("severity.notChecked", "hint"),
+    },
+    select: get<string[]>("select", []),
+    ignore: get<string[]>("ignore", []),
+  };
+}
+
+/** Settings whose change needs a new server process (the others are sent as a configuration change). */
+export const RESTART_KEYS = ["trainlint.interpreter", "trainlint.args"];
+
+/** The files the client attaches to (the server finds unopened logs on its own). */
+export const DOCUMENT_PATTERNS = [
+  "**/trainer_state.json", "**/trainer_*_log.txt", "**/*.jsonl", "**/*.csv", "**/*.log", "**/metrics.json",
+  "**/scalars.json", "**/log.txt", "**/*.txt",
+];
+
+/** The worst verdict among diagnostics, for the status bar: Error -> FAIL, Warning -> WARN. */
+export function worstVerdict(severities: number[]): string {
+  if (severities.includes(0)) return "FAIL";
+  if (severities.includes(1)) return "WARN";
+  return severities.length ? "PASS" : "no findings";
+}
