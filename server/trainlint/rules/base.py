@@ -160,6 +160,13 @@ def finite(s: Series) -> tuple[list[int], list[float]]:
     return cached(s)
 
 
+def too_few(n: int, need: int, what: str = "finite points", why: str = "") -> SkipReason | None:
+    """The guard every rule starts with: below ``need`` points there is nothing to measure."""
+    if n >= need:
+        return None
+    return SkipReason(Skip.TOO_FEW, f"{n} {what}, fewer than {need}" + (f"; {why}" if why else ""))
+
+
 def upper_median(xs: Iterable[float]) -> float:
     """trainproof's median: sorted(x)[n // 2] (the upper median for even n)."""
     v = sorted(xs)

@@ -22,6 +22,7 @@ from .base import (
     Step,
     finite,
     per_series,
+    too_few,
 )
 from .stats import sorted_finite
 
@@ -48,9 +49,8 @@ def check_zero_grad(ctx: Context) -> CheckResult:
 
     def one(s: Series) -> SkipReason | None:
         idx, vals = finite(s)
-        if len(vals) < th.min_grad_points_for_zero:
-            return SkipReason(Skip.TOO_FEW,
-                              f"{len(vals)} finite gradient norms, fewer than {th.min_grad_points_for_zero}")
+        if (skip := too_few(len(vals), th.min_grad_points_for_zero, "finite gradient norms")) is not None:
+            return skip
         zeros = all(v == 0.0 for v in vals)
         res.measurements.append(Measurement("zero-grad", s.label, {"all_zero": zeros}, f"all zero: {zeros}"))
         if not zeros:
@@ -79,9 +79,8 @@ def check_grad_spike(ctx: Context) -> CheckResult:
 
     def one(s: Series) -> SkipReason | None:
         idx, vals = finite(s)
-        if len(vals) < th.min_grad_points_for_spike:
-            return SkipReason(Skip.TOO_FEW,
-                              f"{len(vals)} finite gradient norms, fewer than {th.min_grad_points_for_spike}")
+        if (skip := too_few(len(vals), th.min_grad_points_for_spike, "finite gradient norms")) is not None:
+            return skip
         ordered = sorted_finite(s)
         med = ordered[len(ordered) // 2]  # trainproof's upper median
         if med <= 0:

@@ -29,6 +29,7 @@ from .base import (
     finite,
     median,
     per_series,
+    too_few,
     upper_median,
 )
 from .stats import lowest_level, sorted_finite, stats
@@ -52,9 +53,8 @@ def check_zero_loss(ctx: Context) -> CheckResult:
 
     def one(s: Series) -> SkipReason | None:
         idx, vals = finite(s)
-        if len(vals) < th.min_points_for_degenerate_check:
-            return SkipReason(Skip.TOO_FEW, f"{len(vals)} finite points, fewer than "
-                              f"{th.min_points_for_degenerate_check}")
+        if (skip := too_few(len(vals), th.min_points_for_degenerate_check)) is not None:
+            return skip
         st = stats(s)
         if st.mean == 0.0 and st.m2 == 0.0 and vals[0] == 0.0:
             ev = Evidence({"series": s.label, "points": len(vals)},
@@ -103,9 +103,8 @@ def check_flat(ctx: Context) -> CheckResult:
 
     def one(s: Series) -> SkipReason | None:
         idx, vals = finite(s)
-        if len(vals) < th.min_points_for_degenerate_check:
-            return SkipReason(Skip.TOO_FEW, f"{len(vals)} finite points, fewer than "
-                              f"{th.min_points_for_degenerate_check}; one record is not a flat curve")
+        if (skip := too_few(len(vals), th.min_points_for_degenerate_check, why="one record is not a flat curve")):
+            return skip
         st = stats(s)
         mean = st.mean
         if mean <= 0:
@@ -135,8 +134,8 @@ def check_divergence(ctx: Context) -> CheckResult:
 
     def one(s: Series) -> SkipReason | None:
         idx, vals = finite(s)
-        if len(vals) < th.min_points_for_trend:
-            return SkipReason(Skip.TOO_FEW, f"{len(vals)} finite points, fewer than {th.min_points_for_trend}")
+        if (skip := too_few(len(vals), th.min_points_for_trend)) is not None:
+            return skip
         ordered = sorted_finite(s)
         first_nonzero = bisect_right(ordered, 0.0)
         if ordered[0] < 0 or first_nonzero >= len(ordered):
@@ -196,9 +195,8 @@ def check_dead_run(ctx: Context) -> CheckResult:
 
     def one(s: Series) -> SkipReason | None:
         idx, vals = finite(s)
-        if len(vals) < th.min_points_for_improvement_check:
-            return SkipReason(Skip.TOO_FEW, f"{len(vals)} finite points, fewer than "
-                              f"{th.min_points_for_improvement_check}")
+        if (skip := too_few(len(vals), th.min_points_for_improvement_check)) is not None:
+            return skip
         m0, m1 = upper_median(vals[:k]), upper_median(vals[-k:])
         if m0 <= 0:
             return SkipReason(Skip.DEGENERATE, "the starting loss level is not positive, so improvement is undefined")

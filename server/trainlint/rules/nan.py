@@ -39,6 +39,13 @@ def _finite_after(s: Series, step: float) -> int:
     return sum(1 for x, v in zip(s.steps, s.values, strict=True) if x > step and math.isfinite(v))
 
 
+def _relate_more(ctx: Context, f: Finding, s: Series, bad: list[int]) -> None:
+    """The next few non-finite points, as related locations and sparkline marks."""
+    for i in bad[1:MAX_RELATED + 1]:
+        f.related.append(Related("non-finite", ctx.point(s, i), f"{s.values[i]} at step {s.steps[i]:g}"))
+        f.marks[i] = "non-finite"
+
+
 def check_nan(ctx: Context) -> CheckResult:
     res = CheckResult()
     train, _ = ctx.judged(Role.TRAIN_LOSS)
@@ -74,9 +81,7 @@ def check_nan(ctx: Context) -> CheckResult:
             message += " Finite values follow, so training did not stay non-finite."
         f = Finding(TP_NAN.id, TP_NAN.level, message, Evidence(values, template), ctx.point(s, first),
                     s.label, s.key, marks={first: "first-non-finite"})
-        for i in bad[1:MAX_RELATED + 1]:
-            f.related.append(Related("non-finite", ctx.point(s, i), f"{s.values[i]} at step {s.steps[i]:g}"))
-            f.marks[i] = "non-finite"
+        _relate_more(ctx, f, s, bad)
         res.findings.append(f)
     return res
 
@@ -119,9 +124,7 @@ def check_nan_grad(ctx: Context) -> CheckResult:
                        "show whether the step was skipped by a loss scaler or applied.")
         f = Finding(TP_NAN_GRAD.id, TP_NAN_GRAD.level, message, Evidence(values, template), ctx.point(s, first),
                     s.label, s.key, marks={first: "first-non-finite"})
-        for i in bad[1:MAX_RELATED + 1]:
-            f.related.append(Related("non-finite", ctx.point(s, i), f"{s.values[i]} at step {s.steps[i]:g}"))
-            f.marks[i] = "non-finite"
+        _relate_more(ctx, f, s, bad)
         res.findings.append(f)
     return res
 

@@ -28,6 +28,7 @@ from .base import (
     finite,
     median,
     per_series,
+    too_few,
 )
 
 TP_OVERFIT = Rule("TP-OVERFIT", Level.WARN, "overfit", "Held-out loss rose after its best evaluation")
@@ -58,8 +59,8 @@ def check_overfit(ctx: Context) -> CheckResult:
                 f"{fmt_value(trend['first'])} -> {fmt_value(trend['last'])} (best {fmt_value(trend['best'])} at step "
                 f"{fmt_step(trend['best_step'])})"))
         idx, vals = finite(s)
-        if len(vals) < th.overfit_min_evals:
-            return SkipReason(Skip.TOO_FEW, f"{len(vals)} finite evaluations, fewer than {th.overfit_min_evals}")
+        if (skip := too_few(len(vals), th.overfit_min_evals, "finite evaluations")) is not None:
+            return skip
         best = min(range(len(vals)), key=lambda j: vals[j])
         after = len(vals) - 1 - best
         if after < th.overfit_tail:

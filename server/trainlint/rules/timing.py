@@ -21,6 +21,7 @@ from .base import (
     Step,
     finite,
     per_series,
+    too_few,
     upper_median,
 )
 
@@ -37,8 +38,8 @@ def check_step_cliff(ctx: Context) -> CheckResult:
     def one(s: Series) -> SkipReason | None:
         idx, vals = finite(s)
         n = len(vals)
-        if n < th.min_points_for_step_cliff:
-            return SkipReason(Skip.TOO_FEW, f"{n} finite step times, fewer than {th.min_points_for_step_cliff}")
+        if (skip := too_few(n, th.min_points_for_step_cliff, "finite step times")) is not None:
+            return skip
         early, recent_n = vals[: n // 2], max(1, n // 5)
         e, r = upper_median(early), upper_median(vals[-recent_n:])
         if e <= 0:
