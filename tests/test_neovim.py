@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -52,6 +53,8 @@ def test_neovim_reads_back_diagnostics_and_hover(tmp_path: Path):
 def test_neovim_on_the_real_coqui_log(tmp_path: Path):
     root = tmp_path / "ws"
     shutil.copytree(RUNS / "xtts-prefix", root / "xtts")
+    old = time.time() - 3 * 86400  # a run that stopped long ago (a fresh checkout has new mtimes)
+    os.utime(root / "xtts" / "trainer_0_log.txt", (old, old))
     res = probe(root, root / "xtts" / "trainer_0_log.txt", hover_line=13206)
     # a copy keeps the log's old mtime, so the run reads as stopped in epoch 3 of 1000
     assert sorted((d["code"], d["lnum"]) for d in res["buffer"]) == [("TL-RUN-INCOMPLETE", 13206),
