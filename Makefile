@@ -13,7 +13,8 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 demo: $(STAMP)
-	-$(VENV)/bin/trainlint check fixtures/runs
+	@$(VENV)/bin/trainlint check fixtures/runs || \
+	  echo "(exit code $$?: 1 means a run FAILs, as the gallery's broken runs should; 2 means nothing could be judged)"
 
 test: $(STAMP)
 	$(VENV)/bin/ruff check server tests bench

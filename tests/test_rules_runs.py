@@ -264,3 +264,49 @@ def test_compare_findings_are_faithful():
         for f in rep.findings:
             faithful(f)
             assert f.location.line is not None and not math.isnan(f.location.line)
+
+
+def test_editor_baseline_from_trainlint_yaml(tmp_path):
+    """`baseline:` in .trainlint.yaml: the server adds the compare findings to the run's report."""
+    from trainlint.lsp.workspace import Workspace
+
+    shutil.copytree(RUNS / "gallery-healthy", tmp_path / "base")
+    shutil.copytree(RUNS / "gallery-bad_labels", tmp_path / "runs" / "bad")
+    (tmp_path / ".trainlint.yaml").write_text('baseline:\n  "runs/*": base/trainer_state.json\n')
+    ws = Workspace()
+    [path] = ws.discover(str(tmp_path / "runs"))
+    ws.refresh(path)
+    rep = ws.tracked[path].report
+    assert rep.baseline.endswith("base/trainer_state.json")
+    floor = [f for f in rep.findings if f.id == "TP-FLOOR-RATIO"][0]
+    assert floor.related[0].role == "baseline-floor" and floor.related[0].location.path.endswith(
+        "base/trainer_state.json")
+    assert "TP-END-RATIO" in {f.id for f in rep.findings}
+
+
+def test_a_folder_named_runs_holding_run_directories_is_not_one_run():
+    """Only event-file folders under <output>/runs/ belong to the run above them (HF's layout)."""
+    p = plan(str(RUNS))
+    assert len(p.items) == 13 and not p.companions
+
+
+def test_hf_event_files_under_runs_are_companions(tmp_path):
+    out = tmp_path / "output"
+    shutil.copytree(RUNS / "gallery-healthy", out)
+    shutil.copytree(RUNS / "modded-nanogpt-tb" / "tensorboard_logs", out / "runs" / "Dec01_host")
+    p = plan(str(tmp_path))
+    assert [Path(i.path).name for i in p.items] == ["trainer_state.json"]
+    assert p.companions and "event files of the run" in p.companions[0][1]
+
+
+def test_a_run_that_finished_between_two_logging_steps_is_complete(tmp_path):
+    """LLaMA-Factory logs every 5 steps: a last step of 2175 of 2178 planned is a finished run."""
+    log = tmp_path / "trainer_log.jsonl"
+    shutil.copy2(RUNS / "llamafactory-nsllm" / "trainer_log.jsonl", log)
+    aged(log)
+    assert "TL-RUN-INCOMPLETE" not in ids(judge(log))
+    lines = log.read_text().splitlines(keepends=True)
+    log.write_text("".join(lines[:200]))  # the same run cut at step 1000 of 2178
+    aged(log)
+    f = only(judge(log), "TL-RUN-INCOMPLETE")
+    assert (f.evidence.values["last_step"], f.evidence.values["planned"]) == (1000, 2178)

@@ -52,10 +52,6 @@ class Report:
     error: str | None = None
     baseline: str | None = None     # compare reports: the baseline's path
 
-    @property
-    def worst(self) -> Level:
-        return self.verdict
-
 
 def worst(levels: list[Level]) -> Level | None:
     return min(levels, key=lambda lv: ORDER[lv]) if levels else None

@@ -61,13 +61,13 @@ class Plan:
 
 def run_dir(path: str) -> str:
     """The run directory of a log: an HF snapshot's run is the directory above checkpoint-N/."""
-    d = path if os.path.isdir(path) else os.path.dirname(path)
-    if re.fullmatch(r"checkpoint-\d+", os.path.basename(d)):
-        return os.path.dirname(d)
-    if os.path.basename(os.path.dirname(d)) == "runs" or os.path.basename(d) == "runs":
-        # HF: <output>/runs/<date_host>/events...
-        return os.path.dirname(os.path.dirname(d)) if os.path.basename(d) != "runs" else os.path.dirname(d)
-    return d
+    if not os.path.isdir(path):
+        d = os.path.dirname(path)
+        return os.path.dirname(d) if re.fullmatch(r"checkpoint-\d+", os.path.basename(d)) else d
+    # A directory of event files: HF writes them to <output>/runs/<date_host>/.
+    if os.path.basename(os.path.dirname(path.rstrip(os.sep))) == "runs":
+        return os.path.dirname(os.path.dirname(path.rstrip(os.sep)))
+    return path
 
 
 def plan(root: str) -> Plan:
