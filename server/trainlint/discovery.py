@@ -46,7 +46,7 @@ def discover(root: str, max_files: int = 100_000) -> Discovery:
     """Walk ``root`` (a file or a directory) for training logs."""
     out = Discovery()
     if not os.path.isdir(root):
-        _consider(root, out, explicit=True)
+        _consider(root, out)
         return out
     seen = 0
     for dirpath, dirnames, filenames in os.walk(root, followlinks=False, onerror=lambda e: out.unreadable.append(
@@ -65,11 +65,11 @@ def discover(root: str, max_files: int = 100_000) -> Discovery:
             path = os.path.join(dirpath, name)
             if name in NOT_LOGS or os.path.splitext(name)[1].lower() not in CANDIDATE_SUFFIXES:
                 continue
-            _consider(path, out, explicit=False)
+            _consider(path, out)
     return out
 
 
-def _consider(path: str, out: Discovery, explicit: bool) -> None:
+def _consider(path: str, out: Discovery) -> None:
     try:
         if os.path.islink(path) and not os.path.exists(path):
             out.unreadable.append((path, "a broken symbolic link"))

@@ -15,14 +15,10 @@ from ._record import field, record
 from .model import LogFile
 from .output.values import fmt_step
 
-HEADER_LINES = 1
-
 
 @record
 class EventsView:
     lines: list[str] = field(default_factory=list)
-    # (series key, point index) -> 1-based line of the view
-    line_of: dict[tuple[str, int], int] = field(default_factory=dict)
     # (record, series key) -> line, and the first line of each record
     line_by_record: dict[tuple[int, str], int] = field(default_factory=dict)
     first_line_of_record: dict[int, int] = field(default_factory=dict)
@@ -51,7 +47,6 @@ def render(log: LogFile, member: str | None = None) -> EventsView:
     view = EventsView([f"# trainlint view of {name}: {len(rows)} scalars (step, tag, value, wall time, record)"])
     for _file, rec, _, s, i in rows:
         line = len(view.lines) + 1
-        view.line_of[(s.key, i)] = line
         view.line_by_record[(rec, s.key)] = line
         view.first_line_of_record.setdefault(rec, line)
         view.point_at[line] = (s.key, i)

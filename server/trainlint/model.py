@@ -220,15 +220,6 @@ class LogFile:
     members: list[str] = field(default_factory=list)
     # Sparse map line number -> byte offset of that line's start (first line of each chunk read).
     line_index: list[tuple[int, int]] = field(default_factory=list)
-    lines_read: int = 0
-    bytes_read: int = 0
-
-    def add_series(self, s: Series) -> Series:
-        existing = self.series.get(s.key)
-        if existing is not None:
-            return existing
-        self.series[s.key] = s
-        return s
 
     def by_role(self, role: Role) -> list[Series]:
         return [s for s in self.series.values() if s.role == role and len(s)]

@@ -51,7 +51,6 @@ class TrainlintServer(LanguageServer):
         self.pending: dict[str, str] = {}       # path -> "changed" | "deleted"
         self.flush_task: asyncio.Task[Any] | None = None
         self.stop_watch: asyncio.Event | None = None
-        self.watch_task: asyncio.Task[Any] | None = None
         self.settings_errors: list[str] = []
         self.pull = False
 
@@ -288,7 +287,7 @@ async def on_initialized(ls: TrainlintServer, params: t.InitializedParams) -> No
             log.info("client did not register file watchers: %s", e)
     ls.spawn(ls.scan(), "initial scan")
     if ls.settings.watch:
-        ls.watch_task = ls.spawn(ls.watch(), "watching run directories")
+        ls.spawn(ls.watch(), "watching run directories")
 
 
 async def _pull_configuration(ls: TrainlintServer) -> None:

@@ -65,6 +65,20 @@ def detect(path: str) -> Detection:
         return Detection("tfevents", "TensorBoard event file name")
     with open(path, "rb") as f:
         raw = f.read(HEAD_BYTES)
+        found = _detect_content(name, suffix, raw)
+        if found is not None:
+            return found
+        if len(raw) == HEAD_BYTES:
+            # long preambles (env and config dumps) hide text logs: read on from where the head ended
+            more = (raw + f.read(TEXT_SNIFF_BYTES - HEAD_BYTES)).decode("utf-8", "replace")
+            if _module("text_stdout").looks_like(more):
+                return Detection("text", "lines with a step and a loss")
+    if _STDOUT_NAME.match(name):
+        return Detection("text", "a trainer stdout file name")
+    return Detection(None, "no training-log pattern in its first 64 KB")
+
+
+def _detect_content(name: str, suffix: str, raw: bytes) -> Detection | None:
     if not raw:
         return Detection(None, "the file is empty")
     if b"\x00" in raw[:4096]:
@@ -82,17 +96,9 @@ def detect(path: str) -> Detection:
         return Detection("jsonl", "one JSON object per line")
     if suffix == ".csv" or _module("csv_log").looks_like(head):
         return Detection("csv", "a header row and numeric rows")
-    text_stdout = _module("text_stdout")
-    if text_stdout.looks_like(head):
+    if _module("text_stdout").looks_like(head):
         return Detection("text", "lines with a step and a loss")
-    if len(raw) == HEAD_BYTES:  # long preambles (env and config dumps): look further for text logs
-        with open(path, "rb") as f:
-            more = f.read(TEXT_SNIFF_BYTES).decode("utf-8", "replace")
-        if text_stdout.looks_like(more):
-            return Detection("text", "lines with a step and a loss")
-    if _STDOUT_NAME.match(name):
-        return Detection("text", "a trainer stdout file name")
-    return Detection(None, "no training-log pattern in its first 64 KB")
+    return None
 
 
 def open_source(path: str, fmt: str | None = None, roles: RoleMap | None = None) -> Source:

@@ -105,7 +105,6 @@ class _Mark:
     problems: int
     facts: dict[str, Any]
     state: Any
-    lines_read: int
     line_index: int
 
 
@@ -140,7 +139,7 @@ class Tail(Source):
     def _mark(self) -> _Mark:
         return _Mark(
             {k: len(s) for k, s in self.log.series.items()}, len(self.log.events), len(self.log.problems),
-            dict(self.log.facts), self.reader.snapshot(), self.log.lines_read, len(self.log.line_index),
+            dict(self.log.facts), self.reader.snapshot(), len(self.log.line_index),
         )
 
     def _rollback(self, mark: _Mark) -> None:
@@ -155,7 +154,6 @@ class Tail(Source):
         self.log.facts = mark.facts
         self.reader.restore(mark.state)
         self.reader.forget_series()
-        self.log.lines_read = mark.lines_read
         del self.log.line_index[mark.line_index:]
 
     # -- reading ----------------------------------------------------------------------------
@@ -186,7 +184,6 @@ class Tail(Source):
             else:
                 self._read_lines(f)
         self.size, self.mtime_ns = st.st_size, st.st_mtime_ns
-        self.log.bytes_read = self.offset
         return True
 
     def _read_document(self, f: Any) -> None:
@@ -255,4 +252,3 @@ class Tail(Source):
         self.reader.scan(text, self.next_line)
         self.next_line += n if ends_with_break(chunk) else n + 1
         self.offset = offset + len(chunk)
-        self.log.lines_read = self.next_line - 1

@@ -49,7 +49,6 @@ class _State:
     step: float | None = None
     total: int | None = None
     hf_train_index: int = 0
-    hf_mode: bool = False
 
 
 @lru_cache(maxsize=1024)

@@ -168,7 +168,6 @@ class TensorBoardTail(Source):
                 buf = buf[self._frames(buf, fs):]
             if buf and not fs.broken:
                 self._partial(buf, fs)
-        self.log.bytes_read = sum(x.offset for x in self._files.values())
         return True
 
     def _frames(self, buf: bytes, fs: _FileState) -> int:

@@ -45,8 +45,3 @@ def _all_rules() -> dict[str, Rule]:
 
 RULES: dict[str, Rule] = _all_rules()
 
-
-def register(*rules: Rule) -> None:
-    """Rules defined outside the single-file checks (run-level, compare) join the registry here."""
-    for r in rules:
-        RULES[r.id] = r

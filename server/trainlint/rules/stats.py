@@ -13,6 +13,7 @@ import math
 from bisect import insort
 
 from ..model import Series
+from .base import median
 
 
 class Stats:
@@ -116,13 +117,6 @@ def sorted_finite(s: Series) -> list[float]:
     return st.sorted_fin
 
 
-def _median(xs: list[float]) -> float:
-    v = sorted(xs)
-    k = len(v)
-    mid = k // 2
-    return v[mid] if k % 2 else (v[mid - 1] + v[mid]) / 2
-
-
 def lowest_level(s: Series, w: int) -> tuple[float, tuple[int, int]]:
     """The lowest median over ``w`` consecutive finite points (windows from the start may be as
     short as two points), with its window [a, b) in finite-point positions. O(new points)."""
@@ -132,7 +126,7 @@ def lowest_level(s: Series, w: int) -> tuple[float, tuple[int, int]]:
     best, a0, b0, next_b = st.levels.get(w, (math.inf, 0, 0, min(2, w)))
     for b in range(next_b, n + 1):
         a = b - w if b > w else 0
-        level = _median(vals[a:b])
+        level = median(vals[a:b])
         if level < best:
             best, a0, b0 = level, a, b
     st.levels[w] = (best, a0, b0, n + 1)

@@ -100,5 +100,3 @@ class Thresholds:
             values[name] = value
         return cls(**values), errors  # type: ignore[arg-type]
 
-
-DEFAULT = Thresholds()
