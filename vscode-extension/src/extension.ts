@@ -6,6 +6,7 @@ import {
   LanguageClientOptions,
   RevealOutputChannelOn,
   ServerOptions,
+  State,
   TransportKind,
 } from "vscode-languageclient/node";
 import { IMPORT_CHECK, installHint, PythonApi, resolveInterpreter, serverCommand } from "./interpreter";
@@ -17,6 +18,7 @@ let output: vscode.OutputChannel;
 let status: vscode.StatusBarItem;
 let restarting: Promise<void> = Promise.resolve();
 let restartQueued = false;
+let running = false;
 const eventViews = new vscode.EventEmitter<vscode.Uri>();
 
 function config(): vscode.WorkspaceConfiguration {
@@ -54,7 +56,9 @@ async function start(context: vscode.ExtensionContext): Promise<void> {
       `trainlint is not installed for ${resolved.python}. Run: ${hint}`, "Copy command", "Open settings");
     if (pick === "Copy command") await vscode.env.clipboard.writeText(hint);
     if (pick === "Open settings") await vscode.commands.executeCommand("workbench.action.openSettings", "trainlint.interpreter");
-    status.text = "trainlint: not installed";
+    running = false;
+    updateStatus();
+    status.text = "$(error) trainlint: not installed — see output";
     return;
   }
   const cmd = serverCommand(resolved.python, config().get<string[]>("args", []));
@@ -75,7 +79,20 @@ async function start(context: vscode.ExtensionContext): Promise<void> {
     revealOutputChannelOn: RevealOutputChannelOn.Never,
   };
   client = new LanguageClient("trainlint", "trainlint", serverOptions, clientOptions);
-  await client.start();
+  const c = client;
+  context.subscriptions.push(c.onDidChangeState((e) => {
+    if (c !== client) return;
+    running = e.newState === State.Running;
+    updateStatus();
+  }));
+  try {
+    await c.start();
+  } catch (e) {
+    output.appendLine(`trainlint: the server did not start: ${e}`);
+    running = false;
+    updateStatus();
+    throw e;
+  }
   context.subscriptions.push({ dispose: () => void client?.stop() });
 }
 
@@ -98,6 +115,14 @@ function restart(context: vscode.ExtensionContext): Promise<void> {
 }
 
 function updateStatus(): void {
+  if (!running) {
+    // Never "no findings" while nothing is judging: that would be a silent PASS.
+    status.text = "$(error) trainlint: server stopped — see output";
+    status.tooltip = "The trainlint server is not running. Click to restart it; the output has the reason.";
+    status.command = "trainlint.restart";
+    return;
+  }
+  status.command = "trainlint.showOutput";
   const sev: number[] = [];
   for (const [, diags] of vscode.languages.getDiagnostics()) {
     for (const d of diags) if (d.source === "trainlint") sev.push(d.severity);
@@ -114,7 +139,7 @@ function eventsUri(file: vscode.Uri): vscode.Uri {
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
   output = vscode.window.createOutputChannel("trainlint");
   status = vscode.window.createStatusBarItem(vscode.StatusBarAlignment.Left, 0);
-  status.text = "trainlint";
+  status.text = "trainlint: starting";
   status.command = "trainlint.showOutput";
   status.show();
   context.subscriptions.push(output, status, eventViews);
@@ -129,8 +154,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     }),
     vscode.commands.registerCommand("trainlint.restart", () => restart(context)),
     vscode.commands.registerCommand("trainlint.showOutput", () => output.show(true)),
-    vscode.commands.registerCommand("trainlint.rescan", () => client?.sendRequest("workspace/executeCommand",
-      { command: "trainlint.rescan", arguments: [] })),
+    // trainlint.rescan is the server's command: vscode-languageclient registers it from the server's
+    // executeCommandProvider. Registering it here too makes VS Code refuse the second registration and
+    // the client fail to start.
     vscode.commands.registerCommand("trainlint.openEventsAsText", async (arg?: vscode.Uri) => {
       let file = arg ?? vscode.window.activeTextEditor?.document.uri;
       if (!file || !file.path.includes("tfevents")) {
@@ -147,7 +173,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       if (RESTART_KEYS.some((k) => e.affectsConfiguration(k))) void restart(context);
     }),
   );
-  await start(context);
+  try {
+    await start(context);
+  } catch {
+    // reported in the output channel and the status bar; the restart command tries again
+  }
 }
 
 export async function deactivate(): Promise<void> {

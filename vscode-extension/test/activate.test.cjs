@@ -17,6 +17,12 @@ function context() {
     workspaceState: { get() {}, update: async () => {} }, asAbsolutePath: (p) => path.join(root, p) };
 }
 
+/** What VS Code does when an extension stops: deactivate, then dispose what it subscribed. */
+async function shutdown(ext, ctx) {
+  await ext.deactivate();
+  for (const d of ctx.subscriptions.splice(0)) d.dispose();
+}
+
 async function until(fn, what, ms = 30000) {
   const end = Date.now() + ms;
   while (Date.now() < end) {
@@ -38,7 +44,7 @@ test("the extension starts the server and its diagnostics reach VS Code", { skip
   const ext = require(bundle);
   const ctx = context();
   await ext.activate(ctx);
-  t.after(async () => { await ext.deactivate(); });
+  t.after(() => shutdown(ext, ctx));
 
   const log = Uri.file(path.join(ws, "lr_hot", "trainer_state.json"));
   docEvents.open.fire(textDocument(log, fs.readFileSync(log.fsPath, "utf8"), "json"));
@@ -75,8 +81,12 @@ test("an interpreter without trainlint gets the exact command to run", async (t)
   recorded.messages.length = 0;
   delete require.cache[require.resolve(bundle)];
   const ext = require(bundle);
-  await ext.activate(context());
-  t.after(async () => { await ext.deactivate(); });
+  const ctx = context();
+  await ext.activate(ctx);
+  t.after(() => shutdown(ext, ctx));
+  // the status bar never claims "no findings" while no server runs
+  assert.ok(recorded.statusItems.every((it) => !/no findings/.test(it.text)), JSON.stringify(recorded.statusItems.map((it) => it.text)));
+  assert.ok(recorded.statusItems.some((it) => /trainlint: not installed/.test(it.text)));
   const msg = recorded.messages.find(([kind]) => kind === "error");
   assert.ok(msg, JSON.stringify(recorded.messages));
   assert.match(msg[1], new RegExp(`${fake.replace(/[/.]/g, "\\$&")} -m pip install trainlint`));

@@ -231,7 +231,12 @@ const api = {
     setLanguageConfiguration: noop,
   },
   commands: {
-    registerCommand: (id, fn) => { recorded.commands.set(id, fn); return new Disposable(() => recorded.commands.delete(id)); },
+    // As VS Code does: a second registration of one id throws (the stub once accepted it and hid a real bug).
+    registerCommand: (id, fn) => {
+      if (recorded.commands.has(id)) throw new Error(`command '${id}' already exists`);
+      recorded.commands.set(id, fn);
+      return new Disposable(() => recorded.commands.delete(id));
+    },
     executeCommand: async (id, ...args) => { const fn = recorded.commands.get(id); return fn ? fn(...args) : undefined; },
     getCommands: async () => [...recorded.commands.keys()],
   },
