@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint bench clean extension
+.PHONY: demo test lint bench clean extension gallery
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -17,10 +17,11 @@ demo: $(STAMP)
 	  echo "(exit code $$?: 1 means a run FAILs, as the gallery's broken runs should; 2 means nothing could be judged)"
 
 test: $(STAMP)
-	$(VENV)/bin/ruff check server tests bench
-	$(PY) -m pytest -q
+	$(VENV)/bin/ruff check server tests bench fixtures/live
+	$(PY) -m pytest -q -m "not e2e"
 	@if command -v npm >/dev/null 2>&1; then $(MAKE) --no-print-directory extension; \
 	else echo "npm not found: the VS Code extension was not built or tested"; fi
+	$(PY) -m pytest -q -m e2e -rs
 
 # The VS Code extension: install (from the lock file), bundle, typecheck, test, package the .vsix.
 extension: $(STAMP)
@@ -31,6 +32,14 @@ extension: $(STAMP)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check server tests bench
+
+# The live-format gallery: tiny CPU runs by the real frameworks (not part of `make test`).
+GALLERY_VENV ?= $(HOME)/.cache/trainlint-gallery/venv
+gallery:
+	test -x $(GALLERY_VENV)/bin/python || $(PYTHON) -m venv $(GALLERY_VENV)
+	$(GALLERY_VENV)/bin/pip install --quiet torch==2.13.0
+	$(GALLERY_VENV)/bin/pip install --quiet transformers accelerate lightning keras mlflow dvclive wandb
+	GALLERY_PYTHON=$(GALLERY_VENV)/bin/python $(PY) fixtures/live/make_gallery.py
 
 bench: $(STAMP)
 	$(PY) bench/run.py

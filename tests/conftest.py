@@ -32,3 +32,11 @@ def series(log, name, aggregation=None):  # type: ignore[no-untyped-def]
              and (aggregation is None or s.aggregation.value == aggregation)]
     assert len(found) == 1, f"{name} {aggregation}: {[s.label for s in log.series.values()]}"
     return found[0]
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):  # type: ignore[no-untyped-def]
+    """Each phase's report on the test item, so fixtures can save screenshots when the test failed."""
+    outcome = yield
+    rep = outcome.get_result()
+    setattr(item, f"rep_{rep.when}", rep)

@@ -45,7 +45,7 @@ function canImport(python: string): Promise<string | undefined> {
 
 async function start(context: vscode.ExtensionContext): Promise<void> {
   const folder = vscode.workspace.workspaceFolders?.[0]?.uri;
-  const resolved = resolveInterpreter(config().get<string>("interpreter", ""), await pythonApi(), folder);
+  const resolved = resolveInterpreter(config().get<string | string[]>("interpreter", []), await pythonApi(), folder);
   output.appendLine(`trainlint: using ${resolved.python} (${resolved.source})`);
   const problem = await canImport(resolved.python);
   if (problem) {
@@ -158,7 +158,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     // executeCommandProvider. Registering it here too makes VS Code refuse the second registration and
     // the client fail to start.
     vscode.commands.registerCommand("trainlint.openEventsAsText", async (arg?: vscode.Uri) => {
-      let file = arg ?? vscode.window.activeTextEditor?.document.uri;
+      // An event file is binary: VS Code opens it in a tab without a text editor, so look at the tab too.
+      const tab = vscode.window.tabGroups.activeTabGroup.activeTab?.input as { uri?: vscode.Uri } | undefined;
+      let file = arg ?? vscode.window.activeTextEditor?.document.uri ?? tab?.uri;
       if (!file || !file.path.includes("tfevents")) {
         const picked = await vscode.window.showOpenDialog({ canSelectMany: false, openLabel: "Open as text",
           filters: { "TensorBoard event files": ["*"] } });

@@ -11,9 +11,12 @@ export interface Resolved {
 }
 
 /** The `trainlint.interpreter` setting, else the Python extension's environment, else python3. */
-export function resolveInterpreter(setting: string | undefined, api: PythonApi | undefined, resource?: unknown): Resolved {
-  if (setting && setting.trim() !== "") {
-    return { python: setting.trim(), source: "setting" };
+export function resolveInterpreter(setting: string | string[] | undefined, api: PythonApi | undefined,
+  resource?: unknown): Resolved {
+  // An array, as Microsoft's Python-tool extensions name it; a plain string from older settings still works.
+  const first = (Array.isArray(setting) ? setting[0] : setting)?.trim();
+  if (first) {
+    return { python: first, source: "setting" };
   }
   const active = api?.environments?.getActiveEnvironmentPath?.(resource)?.path;
   if (active && active.trim() !== "") {

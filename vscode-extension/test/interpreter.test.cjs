@@ -8,6 +8,8 @@ const m = compileTs("src/interpreter.ts");
 test("the trainlint.interpreter setting wins", () => {
   const api = { environments: { getActiveEnvironmentPath: () => ({ path: "/envs/py/bin/python" }) } };
   assert.deepEqual(m.resolveInterpreter(" /opt/py/bin/python ", api), { python: "/opt/py/bin/python", source: "setting" });
+  assert.deepEqual(m.resolveInterpreter(["/opt/py/bin/python"], api), { python: "/opt/py/bin/python", source: "setting" });
+  assert.deepEqual(m.resolveInterpreter([], api), { python: "/envs/py/bin/python", source: "python-extension" });
 });
 
 test("else the Python extension's active environment (new API, then old API)", () => {

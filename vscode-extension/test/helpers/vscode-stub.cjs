@@ -176,7 +176,7 @@ const api = {
     showOpenDialog: async () => undefined,
     withProgress: async (_o, task) => task({ report() {} }, new CancellationTokenSource().token),
     createWebviewPanel: () => { throw new Error("no webviews in the stub"); },
-    activeTextEditor: undefined, visibleTextEditors: [], tabGroups: { all: [], onDidChangeTabs: noop },
+    activeTextEditor: undefined, visibleTextEditors: [], tabGroups: { all: [], activeTabGroup: { activeTab: undefined }, onDidChangeTabs: noop },
     onDidChangeActiveTextEditor: noop, onDidChangeVisibleTextEditors: noop, onDidChangeTextEditorSelection: noop,
   },
   workspace: {

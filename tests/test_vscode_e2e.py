@@ -1,0 +1,221 @@
+"""A real VS Code: code-server (VS Code 1.100.3) with the packaged .vsix, driven by Debian's Chromium.
+
+Everything is asserted from the page a user sees: the Problems panel, the cursor position that
+"Go to Next Problem" lands on, the hover, a live append, and the event-file text view. The
+stubbed node tests cannot catch what the real editor refuses (a command registered twice once
+kept the client from ever connecting); this test can.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, RUNS
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+VSIX_DIR = ROOT / "vscode-extension"
+INSTALL = Path(__file__).parent / "e2e" / "install-code-server.sh"
+ARTIFACTS = Path(os.environ.get("TRAINLINT_E2E_ARTIFACTS", ROOT / ".e2e-artifacts"))
+
+
+def _why_not() -> str | None:
+    if not os.path.exists(CHROMIUM):
+        return "Debian's chromium is not installed (.ci/run installs it)"
+    if shutil.which("npm") is None or shutil.which("rg") is None:
+        return "npm and ripgrep are needed to install code-server (.ci/run installs them)"
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        return "the playwright package is not installed (pip install -e '.[test]')"
+    if not list(VSIX_DIR.glob("trainlint-*.vsix")):
+        return "no packaged .vsix (make extension packages it; make test runs it first)"
+    return None
+
+
+pytestmark = [pytest.mark.e2e, pytest.mark.skipif(_why_not() is not None, reason=str(_why_not()))]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def code_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
+    entry = subprocess.run(["bash", str(INSTALL)], capture_output=True, text=True, timeout=900)
+    assert entry.returncode == 0, entry.stderr
+    entry_js = entry.stdout.strip().splitlines()[-1]
+    base = tmp_path_factory.mktemp("code-server")
+    user, exts, ws = base / "user", base / "extensions", base / "ws"
+    (user / "User").mkdir(parents=True)
+    (user / "User" / "settings.json").write_text(json.dumps({
+        "trainlint.interpreter": [sys.executable],
+        "security.workspace.trust.enabled": False,
+        "workbench.startupEditor": "none",
+        "workbench.tips.enabled": False,
+        "telemetry.telemetryLevel": "off",
+        "extensions.autoCheckUpdates": False,
+        "extensions.autoUpdate": False,
+        "update.mode": "none",
+        "files.autoSave": "off",
+        "editor.hover.delay": 100,
+    }))
+    shutil.copytree(RUNS / "gallery-lr_hot", ws / "lr_hot")
+    shutil.copytree(RUNS / "modded-nanogpt-tb", ws / "tb")
+    (ws / "live").mkdir()
+    (ws / "live" / "train.log").write_text("".join(f"step {i}, loss: {3.0 - i * 0.01:.4f}\n" for i in range(1, 41)))
+    vsix = max(VSIX_DIR.glob("trainlint-*.vsix"), key=os.path.getmtime)
+    env = {**os.environ, "XDG_CONFIG_HOME": str(base / "config"), "XDG_DATA_HOME": str(base / "data")}
+    common = ["--user-data-dir", str(user), "--extensions-dir", str(exts)]
+    inst = subprocess.run(["node", entry_js, *common, "--install-extension", str(vsix)], env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert inst.returncode == 0 and "was successfully installed" in inst.stdout, inst.stdout + inst.stderr
+    port = _free_port()
+    log = open(base / "code-server.log", "w")
+    proc = subprocess.Popen(["node", entry_js, *common, "--bind-addr", f"127.0.0.1:{port}", "--auth", "none",
+                             "--disable-telemetry", "--disable-update-check", "--disable-workspace-trust",
+                             "--config", str(base / "config.yaml"), str(ws)],
+                            env=env, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=1):
+                break
+            time.sleep(0.2)
+        yield {"url": f"http://127.0.0.1:{port}/?folder={ws}", "ws": ws, "log": base / "code-server.log"}
+    finally:
+        proc.terminate()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(10)
+        proc.kill()
+        log.close()
+
+
+@pytest.fixture
+def page(code_server: dict, request: pytest.FixtureRequest) -> Iterator:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=[
+            "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+            "--no-first-run", "--disable-sync"])
+        pg = browser.new_page(viewport={"width": 1400, "height": 900})
+        pg.goto(code_server["url"])
+        pg.wait_for_selector(".monaco-workbench .statusbar", timeout=60_000)
+        try:
+            yield pg
+        finally:
+            failed = getattr(request.node, "rep_call", None)
+            if failed is not None and failed.failed:
+                ARTIFACTS.mkdir(parents=True, exist_ok=True)
+                shot = ARTIFACTS / f"{request.node.name}.png"
+                pg.screenshot(path=str(shot))
+                shutil.copy(code_server["log"], ARTIFACTS / "code-server.log")
+                print(f"screenshot: {shot}")
+            browser.close()
+
+
+def _text(pg, selector: str) -> str:
+    loc = pg.locator(selector)
+    return loc.first.inner_text() if loc.count() else ""
+
+
+def _until(pg, fn, what: str, seconds: float = 30) -> str:
+    end = time.time() + seconds
+    last = ""
+    while time.time() < end:
+        last = fn()
+        if last:
+            return last
+        pg.wait_for_timeout(200)
+    raise AssertionError(f"timed out after {seconds:.0f} s waiting for {what}")
+
+
+def _quick_open(pg, name: str) -> None:
+    pg.keyboard.press("Control+p")
+    pg.wait_for_selector(".quick-input-widget input", state="visible")
+    pg.keyboard.type(name)
+    _until(pg, lambda: _text(pg, ".quick-input-list .monaco-list-row"), f"{name} in Quick Open")
+    pg.keyboard.press("Enter")
+
+
+def _command(pg, title: str) -> None:
+    pg.keyboard.press("F1")
+    pg.wait_for_selector(".quick-input-widget input", state="visible")
+    pg.keyboard.type(title)
+    _until(pg, lambda: title in _text(pg, ".quick-input-list"), f"command {title!r}")
+    pg.keyboard.press("Enter")
+
+
+def _cursor(pg) -> str:
+    """The status bar's cursor position, as a user reads it: 'Ln 429, Col 15'."""
+    m = re.search(r"Ln \d+, Col \d+", _text(pg, ".statusbar"))
+    return m.group(0) if m else ""
+
+
+def test_findings_squiggle_hover_live_update_and_events_view(page, code_server: dict):
+    pg = page
+    _quick_open(pg, "lr_hot/trainer_state.json")
+    pg.wait_for_selector(".monaco-editor .view-lines")
+    # The Problems panel lists the findings with their rule codes and lines.
+    pg.keyboard.press("Control+Shift+m")
+    problems = _until(pg, lambda: (t := _text(pg, ".markers-panel")) and "TP-DIVERGE" in t and t,
+                      "TP-DIVERGE in the Problems panel")
+    assert "[Ln 429, Col 15]" in problems and "TP-GRAD-SPIKE" in problems
+    assert "trainlint: FAIL" in _text(pg, ".statusbar")
+
+    # "Go to Next Problem" (errors first) lands on the value that holds the measurement.
+    pg.locator(".monaco-editor .view-lines").first.click()
+    pg.keyboard.press("Control+Home")
+    pg.keyboard.press("F8")
+    _until(pg, lambda: _cursor(pg) == "Ln 429, Col 15" and "ok", "the divergence on line 429, column 15")
+    pg.keyboard.press("Escape")
+    # The squiggle is drawn on the cursor's line (the value's line): both decorations in one overlay row.
+    row = pg.locator(".monaco-editor .view-overlays > div:has(.current-line):has(.squiggly-error)")
+    _until(pg, lambda: row.count() and "ok", "a squiggle on the line of the value")
+
+    # Hover: what was measured, and apart from it what it may mean.
+    _command(pg, "Show or Focus Hover")
+    # VS Code shows the diagnostic itself first, then the server's hover: Measured apart from Interpretation.
+    hover = _until(pg, lambda: (t := _text(pg, ".monaco-hover:not(.hidden)")) and "Measured" in t and t, "the hover")
+    measured, _, rest = hover.partition("Measured")[2].partition("Interpretation")
+    assert "7.55681" in measured and "3.22x" in measured, hover
+    assert "The loss ends well above" in rest, hover
+    assert "7.55681" in hover and "3.22x" in hover, hover
+    pg.keyboard.press("Escape")
+
+    # A log that grows: the new NaN shows up in the Problems panel within seconds, on its line.
+    live = code_server["ws"] / "live" / "train.log"
+    with open(live, "a") as f:
+        f.write("step 41, loss: 2.5900\nstep 42, loss: nan\n")
+    t0 = time.time()
+    problems = _until(pg, lambda: (t := _text(pg, ".markers-panel")) and "TP-NAN" in t and t,
+                      "TP-NAN after the append", seconds=15)
+    took = time.time() - t0
+    assert "[Ln 42, Col 16]" in problems, problems  # "nan" in "step 42, loss: nan"
+    print(f"append -> Problems panel: {took:.2f} s")
+
+    # An event file opens as text through the extension's command: with no event file active it asks for one.
+    member = next((code_server["ws"] / "tb" / "tensorboard_logs").iterdir())
+    _command(pg, "trainlint: Open Event File as Text")
+    pg.wait_for_selector(".quick-input-widget input", state="visible")
+    pg.keyboard.press("Control+a")
+    pg.keyboard.type(str(member))
+    pg.keyboard.press("Enter")
+    view = _until(pg, lambda: _text(pg, ".monaco-editor .view-line >> text=trainlint view of"),
+                  "the event-file text view")
+    assert "events.out.tfevents.1736552800" in view
+
