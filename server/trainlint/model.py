@@ -56,6 +56,7 @@ class EventKind(StrEnum):
     RESTART = "restart"
     DUPLICATE_STEPS = "duplicate-steps"
     TRUNCATED = "truncated"
+    SKIPPED_STEP = "skipped-step"      # the trainer says it skipped an optimizer step (loss-scale overflow)
 
 
 NUMBER_RE = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?:nan|NaN|NAN|inf|Inf|INF|Infinity|infinity)"

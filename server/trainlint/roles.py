@@ -25,7 +25,7 @@ RL_TOKENS = {"critic", "actor", "alpha", "policy", "value", "q", "td", "entropy"
 NEUTRAL = {
     "avg", "average", "mean", "total", "step", "steps", "epoch", "iter", "iters", "stats", "running",
     "smoothed", "smooth", "ema", "on", "per", "batch", "overall", "global", "value", "all", "reduced",
-    "objective", "main", "s", "ep",
+    "objective", "main", "s", "ep", "lm",
 }
 LR_NAMES = {("lr",), ("learning", "rate"), ("current", "lr"), ("base", "lr"), ("lr", "scheduler")}
 GRAD_NORM_NAMES = {("grad", "norm"), ("gnorm",), ("gradient", "norm"), ("grad", "l2"), ("norm",),
@@ -80,7 +80,8 @@ def classify(name: str) -> Classified:
         return Classified(Role.OTHER, Aggregation.UNSPECIFIED)
     is_eval = bool(EVAL_TOKENS & set(tok))
     core = _strip(tok, EVAL_TOKENS | TRAIN_TOKENS | {"stats", "avg", "average", "mean", "epoch", "step", "iter"})
-    if ("loss" in tok or "nll" in tok) and RL_TOKENS & set(tok):
+    if ("loss" in tok or "nll" in tok) and (RL_TOKENS & set(tok) or "scale" in tok):
+        # RL objectives, and the fp16 loss scale (Megatron's "loss scale", fairseq's loss_scale)
         return Classified(Role.OTHER, Aggregation.UNSPECIFIED)
     if "loss" in tok or tok in (["trl"], ["tel"]) or "nll" in tok:
         rest = _strip(tok, EVAL_TOKENS | TRAIN_TOKENS | NEUTRAL | {"loss", "nll"})

@@ -1,11 +1,17 @@
-"""Plain-text trainer stdout, best effort by line patterns.
+"""Plain-text trainer stdout, as ``python train.py 2>&1 | tee train.log`` leaves it.
 
-Recognised: nanoGPT / modded-nanogpt ``step:N/M train_loss:X``, llm.c ``s:N trl:X`` and
-``step N/M | loss X | norm Y``, build-nanogpt ``N train X``, DeepSpeed ``steps: N loss: X``,
-``Epoch [N/M], Train Loss: X`` prints, mmengine ``Epoch(train) [e][i/n] … loss: X``,
-detectron2 ``iter: N total_loss: X`` and HF Trainer dict lines ``{'loss': X, …}``.
-A value needs a step: on its own line, or carried from the last line that had one; lines before
-the first step (config dumps, printed source code) are not read as measurements.
+Each line shape comes from a real trainer's output (fixtures/live holds runs by the frameworks):
+progress bars (tqdm, with a postfix; Lightning's bar; kohya; HF Trainer's bar before each log
+dict), HF Trainer dicts (4.x floats, 5.x quoted strings), Keras ``fit`` (``Epoch 3/12`` then the
+epoch's last bar line), nanoGPT (``iter N: loss X``, ``step N: train loss X, val loss Y``), llm.c
+(``step N/M | train loss X | norm Y | lr Z``), Megatron/NeMo (``iteration N/ M | lm loss: X | …``),
+fairseq (``num_updates=N``), DeepSpeed (``steps: N loss: X``, ``OVERFLOW! Skipping step``),
+mmengine, detectron2, build-nanogpt and ``Epoch [N/M], Train Loss: X`` prints.
+
+Every value needs a step, and every series says where its steps came from (``step_basis``):
+``step`` (the line names it), ``progress-bar`` (the bar's position, epochs laid end to end),
+``epoch``, or ``index`` (the order of HF dicts when no bar precedes them). Lines before the first
+step (config dumps, printed source code) are not read as measurements.
 """
 
 from __future__ import annotations
@@ -14,31 +20,53 @@ import contextlib
 import re
 from functools import lru_cache
 
-from .._record import record
+from .._record import field, record
 from ..lines import split_lines
-from ..model import NUMBER_RE, Event, EventKind, Locator, LogFile, Role, parse_number
+from ..model import NUMBER_RE, Event, EventKind, Locator, LogFile, Role, Series, parse_number
 from ..roles import Classified, RoleMap, classify
 from .base import FormatReader
 
 _NUM = r"(?:" + NUMBER_RE + r")"
+# Terminal control: colours and cursor moves (Keras, tqdm's nested bars) and backspaces.
+_CONTROL = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|[\x08]")
 # key: value / key=value pairs; keys may be a few words ("Train Loss", "Smoothed Validation Loss").
 _PAIR = re.compile(
     r"(?:(?<=^)|(?<=[\s,|{(\[]))['\"]?(?P<key>[A-Za-z_][\w./-]*(?: [A-Za-z_][\w./-]*){0,3})['\"]?"
     r"\s*[:=]\s*\[?(?P<v>" + _NUM + r")(?![\w.])"
 )
+# HF Trainer's dict: 'key': 1.5 (4.x) or 'key': '1.5' (5.x).
+_HF_PAIR = re.compile(r"'(?P<key>[^'\n]{1,80})': '?(?P<v>" + _NUM + r")'?(?=[,}])")
+_HF_DICT = re.compile(r"^\s*\{'[A-Za-z_]")
+# tqdm: "{desc}: {pct}%|{bar}| {n}/{total} [{elapsed}<{remaining}, {rate}{, postfix}]"
+_TQDM = re.compile(r"(?P<pct>\d{1,3})%\|[^|]{0,200}\|\s{0,4}(?P<n>\d+)/(?P<total>\d+)\s{0,4}\[(?P<inner>[^\]]{0,2000})\]")
+_TQDM_POSTFIX = re.compile(r"(?:^|, )(?P<key>[A-Za-z_][\w./-]{0,60})=(?P<v>" + _NUM + r")(?:\.0)?(?=,|$)")
+_EPOCH_DESC = re.compile(r"\bEpoch\s{0,4}(?P<ep>\d+)(?:\s{0,4}/\s{0,4}(?P<tot>\d+))?", re.I)
+_EVAL_DESC = re.compile(r"valid|eval|test|predict|sanity", re.I)
+# Keras: "Epoch 3/12" on its own line, then "26/26 ━━━━ 0s 2ms/step - loss: 0.41 - val_loss: 0.52"
+# (Keras 2: "26/26 [=====] - 0s 2ms/step - loss: …").
+_KERAS_EPOCH = re.compile(r"^Epoch (?P<ep>\d+)/(?P<tot>\d+)\s*$")
+_KERAS_BAR = re.compile(r"^\s*(?P<n>\d+)/(?P<total>\d+) (?:━|\[[=>.]*\])")
+_KERAS_PAIR = re.compile(r" - (?P<key>[A-Za-z_][\w./-]{0,60}): (?P<v>" + _NUM + r")")
+# nanoGPT: "iter 100: loss 2.3451, time 12.31ms, mfu 3.20%" and "step 500: train loss 2.1000, val loss 2.2000"
+_NANO_ITER = re.compile(r"^iter (?P<step>\d+): loss (?P<loss>" + _NUM + r"), time (?P<time>" + _NUM + r")ms")
+_NANO_EVAL = re.compile(r"^step (?P<step>\d+): train loss (?P<train>" + _NUM + r"), val loss (?P<val>" + _NUM + r")")
 # llm.c: "step  750/19560 | loss 4.76 (-1.36z)| norm 0.58 (-1.13z)| lr 6.00e-04 | 4212.08 ms"
 _LLMC_STEP = re.compile(r"^step\s+(?P<step>\d+)/(?P<total>\d+)\s*\|")
-_LLMC_PAIR = re.compile(r"(?:^|\|)\s*(?P<key>loss|norm|lr)\s+(?P<v>" + _NUM + r")")
+_LLMC_PAIR = re.compile(r"(?:^|\|)\s*(?P<key>(?:train )?loss|norm|lr)\s+(?P<v>" + _NUM + r")")
 _LLMC_VAL = re.compile(r"^val loss (?P<v>" + _NUM + r")\s*$")
+# Megatron-LM / NeMo: " iteration      100/    1000 | … | lm loss: 2.31E+00 | loss scale: 65536.0 | …"
+_MEGATRON = re.compile(r"^\s*iteration\s+(?P<step>\d+)/\s*(?P<total>\d+)\s*\|")
+_MEGATRON_PAIR = re.compile(r"\|\s*(?P<key>[A-Za-z][^|:]{0,60}?):\s*(?P<v>" + _NUM + r")\s*(?=\|)")
+_OVERFLOW = re.compile(r"OVERFLOW! Skipping step|Skipping step\. Attempted loss scale", re.I)
 # build-nanogpt log.txt: "19072 train 3.051, 19072 val 3.08, 19072 hella 0.30"
 _BUILD = re.compile(r"^(?P<step>\d+) (?P<key>train|val|hella) (?P<v>" + _NUM + r")\s*$")
-_EPOCH = re.compile(r"Epoch\s*\[\s*(?P<ep>\d+)\s*/\s*(?P<tot>\d+)\s*\]")
+_EPOCH = re.compile(r"Epoch\s*\[\s*(?P<ep>\d+)\s*/\s*(?P<tot>\d+)\s*\]|^Epoch (?P<ep2>\d+)/(?P<tot2>\d+) - ")
 _MMENGINE = re.compile(r"Epoch\((?P<mode>train|val)\)\s*\[(?P<ep>\d+)\]\[\s*(?P<it>\d+)/(?P<n>\d+)\]")
-_HF_DICT = re.compile(r"^\s*\{'[A-Za-z_]")
+_METRICS_BLOCK = re.compile(r"^\*{5} \w+ metrics \*{5}\s*$")
 _STEP_WORD = re.compile(r"(?:^|[\s\[(])(?:step|iter|iteration)\s+(?P<n>\d+)\b(?!\s*/)", re.I)
 _LLMC_SHORT = re.compile(r"^s:\d+ (?:trl|tel):")
-_STEP_KEYS = {"step", "steps", "s", "iter", "iteration", "global_step", "global step", "it"}
-_SKIP_KEYS = _STEP_KEYS | {"epoch", "eta", "total", "rank", "skipped"}
+_STEP_KEYS = {"step", "steps", "s", "iter", "iteration", "global_step", "global step", "it", "num_updates"}
+_SKIP_KEYS = _STEP_KEYS | {"epoch", "eta", "total", "rank", "skipped", "v_num"}
 _TRACEBACK = re.compile(r"^Traceback \(most recent call last\):")
 _KILLED = re.compile(r"CANCELLED AT|DUE TO TIME LIMIT|Killed|KeyboardInterrupt|out of memory", re.I)
 _ROLE_HINTS = {"trl": Role.TRAIN_LOSS, "tel": Role.EVAL_LOSS, "train": Role.TRAIN_LOSS, "val": Role.EVAL_LOSS}
@@ -49,16 +77,36 @@ class _State:
     step: float | None = None
     total: int | None = None
     hf_train_index: int = 0
+    # progress bars: the training bar's largest total, its last global step, the first epoch number seen
+    bar_total: int = 0
+    bar_step: float | None = None
+    bar_pos: int = -1
+    bar_offset: int = 0
+    epoch_base: int | None = None
+    keras_epoch: int | None = None
+    in_metrics_block: bool = False
+    # HF dicts take the bar's step only if the bar moved between the first two train dicts (a log
+    # captured without the bar's redraws has one stale position); until then points are pending.
+    hf_mode: str | None = None
+    hf_first_bar: float | None = None
+    hf_pending: list[tuple[str, int, int]] = field(default_factory=list)
+    # the text a bar's postfix last showed for each key: a repeated display is not a new measurement
+    shown: dict[str, str] = field(default_factory=dict)
 
 
 @lru_cache(maxsize=1024)
 def pair_locator(key: str) -> Locator:
-    return Locator.compile(r"['\"]?" + re.escape(key) + r"['\"]?\s*[:=]\s*\[?(?P<v>" + _NUM + r")")
+    return Locator.compile(r"['\"]?" + re.escape(key) + r"['\"]?\s*[:=]\s*['\"\[]?(?P<v>" + _NUM + r")")
 
 
 @lru_cache(maxsize=1024)
 def word_locator(key: str) -> Locator:
-    return Locator.compile(r"(?:^|\|)\s*" + re.escape(key) + r"\s+(?P<v>" + _NUM + r")")
+    return Locator.compile(r"(?:^|\||: |, )\s*" + re.escape(key) + r"\s+(?P<v>" + _NUM + r")")
+
+
+def clean(line: str) -> str:
+    """The line as a terminal shows it: without colour codes, cursor moves and backspaces."""
+    return _CONTROL.sub("", line) if ("\x1b" in line or "\x08" in line) else line
 
 
 class TextStdoutReader(FormatReader):
@@ -72,7 +120,7 @@ class TextStdoutReader(FormatReader):
         st: _State = self.state
         for offset, line in enumerate(split_lines(text)):
             if line:
-                self._line(line, first_line + offset, st)
+                self._line(clean(line), first_line + offset, st)
 
     def _line(self, line: str, n: int, st: _State) -> None:
         log = self.log
@@ -81,29 +129,186 @@ class TextStdoutReader(FormatReader):
             return
         if _KILLED.search(line) and st.step is not None:
             log.events.append(Event(EventKind.INTERRUPTED, st.step, n, line.strip()[:200]))
-        m = _BUILD.match(line)
-        if m:
-            st.step = float(m.group("step"))
-            key = m.group("key")
-            role = _ROLE_HINTS.get(key)
-            self._point(key, m.group("v"), n, st.step, word_locator(key), role)
-            return
-        m = _LLMC_STEP.match(line)
-        if m:
-            st.step, st.total = float(m.group("step")), int(m.group("total"))
-            log.facts["max_steps"] = st.total
-            for pm in _LLMC_PAIR.finditer(line):
-                self._point(pm.group("key"), pm.group("v"), n, st.step, word_locator(pm.group("key")))
-            return
-        m = _LLMC_VAL.match(line)
-        if m:
-            if st.step is not None:
-                self._point("val loss", m.group("v"), n, st.step, Locator.compile(r"^val loss (?P<v>\S+)"),
-                            Role.EVAL_LOSS)
+        if "|" in line and "%" in line and self._tqdm(line, n, st):
             return
         if _HF_DICT.match(line):
             self._hf_dict(line, n, st)
             return
+        if self._structured(line, n, st):
+            return
+        if st.in_metrics_block:
+            if "=" in line and not line.startswith("*"):
+                return  # "  train_loss = 2.13": the run's summary, not a point of the curve
+            st.in_metrics_block = False
+        if line.startswith("*****") and _METRICS_BLOCK.match(line):
+            st.in_metrics_block = True
+            return
+        self._generic(line, n, st)
+
+    # -- shapes with a fixed layout ---------------------------------------------------------
+    def _structured(self, line: str, n: int, st: _State) -> bool:
+        log = self.log
+        m = _BUILD.match(line)
+        if m:
+            st.step = float(m.group("step"))
+            key = m.group("key")
+            self._point(key, m.group("v"), n, st.step, word_locator(key), _ROLE_HINTS.get(key))
+            return True
+        if line.startswith("step"):
+            m = _LLMC_STEP.match(line)
+            if m:
+                st.step, st.total = float(m.group("step")), int(m.group("total"))
+                log.facts["max_steps"] = st.total
+                for pm in _LLMC_PAIR.finditer(line):
+                    key = pm.group("key")
+                    self._point(key, pm.group("v"), n, st.step, word_locator(key))
+                return True
+            m = _NANO_EVAL.match(line)
+            if m:
+                st.step = float(m.group("step"))
+                self._point("train loss", m.group("train"), n, st.step, word_locator("train loss"))
+                self._point("val loss", m.group("val"), n, st.step, word_locator("val loss"), Role.EVAL_LOSS)
+                return True
+        if line.startswith("iter"):
+            m = _NANO_ITER.match(line)
+            if m:
+                st.step = float(m.group("step"))
+                self._point("loss", m.group("loss"), n, st.step, word_locator("loss"))
+                return True
+        if line.startswith("val loss"):
+            m = _LLMC_VAL.match(line)
+            if m:
+                if st.step is not None:
+                    self._point("val loss", m.group("v"), n, st.step, Locator.compile(r"^val loss (?P<v>\S+)"),
+                                Role.EVAL_LOSS)
+                return True
+        if "iteration" in line:
+            m = _MEGATRON.match(line)
+            if m:
+                st.step, st.total = float(m.group("step")), int(m.group("total"))
+                log.facts["max_steps"] = st.total
+                for pm in _MEGATRON_PAIR.finditer(line + "|"):
+                    key = pm.group("key").strip()
+                    self._point(key, pm.group("v"), n, st.step, pair_locator(key))
+                return True
+        if "OVERFLOW" in line or "Skipping step" in line:
+            m = _OVERFLOW.search(line)
+            if m:
+                log.facts["skipped_steps"] = int(log.facts.get("skipped_steps", 0)) + 1
+                log.events.append(Event(EventKind.SKIPPED_STEP, st.step, n, line.strip()[:200]))
+                return True
+        if line.startswith("Epoch "):
+            m = _KERAS_EPOCH.match(line)
+            if m:
+                st.keras_epoch = int(m.group("ep"))
+                log.facts["planned_epochs"] = int(m.group("tot"))
+                return True
+        if st.keras_epoch is not None and "/" in line:
+            m = _KERAS_BAR.match(line)
+            if m:
+                # Only the epoch's last bar line holds the epoch's values; earlier ones are running means.
+                if m.group("n") == m.group("total"):
+                    for pm in _KERAS_PAIR.finditer(line):
+                        key = pm.group("key")
+                        self._point(key, pm.group("v"), n, float(st.keras_epoch), pair_locator(key), None, "epoch")
+                return True
+        return False
+
+    # -- progress bars ----------------------------------------------------------------------
+    def _tqdm(self, line: str, n: int, st: _State) -> bool:
+        m = _TQDM.search(line)
+        if m is None:
+            return False
+        desc = line[:m.start()]
+        if _EVAL_DESC.search(desc):
+            return True  # an evaluation bar: its position is not the training step
+        pos, total = int(m.group("n")), int(m.group("total"))
+        em = _EPOCH_DESC.search(desc)
+        if em is not None:
+            ep = int(em.group("ep"))
+            if st.epoch_base is None:
+                st.epoch_base = ep
+            if em.group("tot"):
+                self.log.facts["planned_epochs"] = int(em.group("tot"))
+            st.bar_total = max(st.bar_total, total)
+            step = float((ep - st.epoch_base) * total + pos)
+            if st.bar_step is not None and step < st.bar_step:
+                step = st.bar_step  # the bar was reset before its description named the next epoch
+        else:
+            if total < st.bar_total:
+                return True  # a nested bar (HF's evaluation loop) under the training bar
+            if total > st.bar_total:
+                st.bar_total = total
+                self.log.facts["max_steps"] = total
+            elif pos < st.bar_pos:
+                st.bar_offset += total  # the same bar started another pass (an epoch loop without a name)
+            st.bar_pos = pos
+            step = float(st.bar_offset + pos)
+        st.bar_step = step
+        inner = m.group("inner")
+        parts = inner.split(", ", 2)
+        if len(parts) < 3:
+            return True
+        for pm in _TQDM_POSTFIX.finditer(parts[2]):
+            key = pm.group("key")
+            if key.lower() in _SKIP_KEYS:
+                continue
+            text = pm.group("v")
+            if st.shown.get(key) == text:
+                continue
+            st.shown[key] = text
+            self._point(key, text, n, step, postfix_locator(key), None, "progress-bar")
+        return True
+
+    # -- HF Trainer dicts -------------------------------------------------------------------
+    def _hf_dict(self, line: str, n: int, st: _State) -> None:
+        """HF Trainer prints a dict per log call without the step: the bar before it has the step."""
+        pairs = list(_HF_PAIR.finditer(line)) or list(_PAIR.finditer(line))
+        keys = {p.group("key") for p in pairs}
+        if "train_runtime" in keys:
+            at = st.bar_step if st.bar_step is not None else float(st.hf_train_index)
+            self.log.events.append(Event(EventKind.END_OF_RUN, at, n, "end-of-run summary"))
+            return
+        is_eval = any(k.startswith("eval_") for k in keys)
+        if not is_eval:
+            st.hf_train_index += 1
+            self._decide_hf_steps(st)
+        if st.hf_mode != "index" and st.bar_step is not None:
+            step, basis = st.bar_step, "progress-bar"
+        else:
+            step, basis = float(st.hf_train_index), "index"
+        st.step = step
+        for p in pairs:
+            key = p.group("key")
+            if key == "epoch":
+                continue
+            s = self._point(key, p.group("v"), n, step, pair_locator(key), None, basis)
+            if s is not None and st.hf_mode is None and basis == "progress-bar":
+                st.hf_pending.append((s.key, len(s) - 1, st.hf_train_index))
+
+    def _decide_hf_steps(self, st: _State) -> None:
+        if st.hf_mode is not None:
+            return
+        if st.hf_train_index == 1:
+            st.hf_first_bar = st.bar_step
+            if st.bar_step is None:
+                st.hf_mode = "index"
+            return
+        if st.bar_step is not None and st.bar_step != st.hf_first_bar:
+            st.hf_mode = "bar"
+        else:
+            st.hf_mode = "index"
+            for key, i, index in st.hf_pending:  # the one stale bar position was not their step
+                s = self.log.series.get(key)
+                if s is not None and i < len(s):
+                    s.steps[i] = float(index)
+                    s.step_basis = "index"
+                    s.__dict__.pop("_stats", None)
+        st.hf_pending = []
+
+    # -- anything with key: value pairs and a step ------------------------------------------
+    def _generic(self, line: str, n: int, st: _State) -> None:
+        log = self.log
         pairs = list(_PAIR.finditer(line))
         if not pairs:
             return
@@ -131,9 +336,9 @@ class TextStdoutReader(FormatReader):
             if sw:
                 step = float(sw.group("n"))
         if step is None and em is not None:
-            step = float(em.group("ep"))
+            step = float(em.group("ep") or em.group("ep2"))
             basis = "epoch"
-            log.facts["planned_epochs"] = int(em.group("tot"))
+            log.facts["planned_epochs"] = int(em.group("tot") or em.group("tot2"))
         if step is None:
             step = st.step
         if step is None:
@@ -145,46 +350,37 @@ class TextStdoutReader(FormatReader):
                 continue
             self._point(key, p.group("v"), n, step, pair_locator(key), _ROLE_HINTS.get(key), basis)
 
-    def _hf_dict(self, line: str, n: int, st: _State) -> None:
-        """HF Trainer prints a dict per log call without the step: number them in order."""
-        pairs = list(_PAIR.finditer(line))
-        keys = {p.group("key") for p in pairs}
-        if "train_runtime" in keys:
-            self.log.events.append(Event(EventKind.END_OF_RUN, float(st.hf_train_index), n, "end-of-run summary"))
-            return
-        is_eval = any(k.startswith("eval_") for k in keys)
-        if not is_eval:
-            st.hf_train_index += 1
-        step = float(st.hf_train_index)
-        st.step = step
-        for p in pairs:
-            key = p.group("key")
-            if key == "epoch":
-                continue
-            self._point(key, p.group("v"), n, step, pair_locator(key), None, "index")
-
     def _point(self, key: str, raw: str, line: int, step: float, locator: Locator,
-               role: Role | None = None, basis: str = "step") -> None:
+               role: Role | None = None, basis: str = "step") -> Series | None:
         try:
             value = parse_number(raw)
         except ValueError:
-            return
+            return None
         default = classify(key)
         if role is not None:
             default = Classified(role, default.aggregation, False)
         s = self.series(key, default, locator=locator, step_basis=basis)
         s.append(step, value, line)
-        self.log.facts["last_step"] = step
+        if basis != "epoch":
+            self.log.facts["last_step"] = step
+        return s
+
+
+@lru_cache(maxsize=1024)
+def postfix_locator(key: str) -> Locator:
+    return Locator.compile(r"(?:\[|, )" + re.escape(key) + r"=(?P<v>" + _NUM + r")")
 
 
 def looks_like(head: str) -> bool:
     """Some line carries a step and a loss-like value."""
     lines = head.splitlines()
-    for line in lines[:20000]:
-        if _BUILD.match(line) or _LLMC_STEP.match(line) or _HF_DICT.match(line) or _LLMC_SHORT.match(line):
+    for raw in lines[:20000]:
+        line = clean(raw)
+        if (_BUILD.match(line) or _LLMC_STEP.match(line) or _HF_DICT.match(line) or _LLMC_SHORT.match(line)
+                or _NANO_ITER.match(line) or _NANO_EVAL.match(line) or _MEGATRON.match(line)):
             return True
-        if "loss" in line.lower() and (_PAIR.search(line) or _EPOCH.search(line)):
-            low = line.lower()
-            if any(k in low for k in ("step", "iter", "epoch", "s:")):
+        low = line.lower()
+        if "loss" in low and (_PAIR.search(line) or _EPOCH.search(line)):
+            if any(k in low for k in ("step", "iter", "epoch", "s:", "%|", "num_updates")):
                 return True
     return False

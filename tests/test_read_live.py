@@ -1,0 +1,107 @@
+"""Stdout as live runs print it, from runs written by the real frameworks (fixtures/live, made by
+``make gallery``): series, roles, counts, steps and where each step came from, and the exact text
+at the location of chosen points."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import FIXTURES, series
+from trainlint.lines import split_lines
+from trainlint.model import EventKind, Role
+from trainlint.readers import detect, read
+
+LIVE = FIXTURES / "live"
+
+
+def at(log, s, i) -> tuple[int, str]:  # type: ignore[no-untyped-def]
+    """(line, the text at the point's column span) as an editor shows it."""
+    loc = log.locate(s, i)
+    lines = split_lines(open(log.path, encoding="utf-8", errors="replace").read())
+    return loc.line, lines[loc.line - 1][loc.column - 1:loc.end_column - 1]
+
+
+def test_hf_trainer_5_quoted_values_take_the_progress_bar_step():
+    log = read(str(LIVE / "hf-healthy" / "train.log"))
+    assert log.format == "text"
+    loss, ev = series(log, "loss"), series(log, "eval_loss")
+    assert (loss.role, ev.role) == (Role.TRAIN_LOSS, Role.EVAL_LOSS)
+    assert (len(loss), loss.step_basis, loss.steps[0], loss.steps[-1]) == (60, "progress-bar", 5, 300)
+    assert list(ev.steps) == [50, 100, 150, 200, 250, 300]
+    assert at(log, loss, 0) == (9, "14.22") and at(log, loss, 59) == (760, "0.147")
+    assert at(log, ev, 0) == (130, "4.462")  # the eval dict after a cursor-up escape
+    assert series(log, "grad_norm").role == Role.GRAD_NORM and series(log, "learning_rate").role == Role.LR
+    # the end-of-run dict is an event, and the summary block is not a point
+    assert [e.kind for e in log.events] == [EventKind.END_OF_RUN]
+    assert not any(s.name == "train_loss" for s in log.series.values())
+
+
+def test_hf_dicts_without_bar_redraws_are_numbered_in_order_and_say_so(tmp_path):
+    p = tmp_path / "train.log"
+    p.write_text("  0%|          | 0/50 [00:00<?, ?it/s]\n 10%|█         | 5/50 [00:10<01:30, 2.0s/it]\n"
+                 "{'loss': 2.5, 'learning_rate': 1e-4, 'epoch': 0.1}\n{'loss': 2.4, 'learning_rate': 1e-4, 'epoch': 0.2}\n"
+                 "{'loss': 2.3, 'learning_rate': 1e-4, 'epoch': 0.3}\n")
+    loss = series(read(str(p)), "loss")
+    assert (list(loss.steps), loss.step_basis) == ([1, 2, 3], "index")
+
+
+def test_keras_fit_reads_the_last_bar_line_of_each_epoch():
+    log = read(str(LIVE / "keras-healthy" / "train.log"))
+    loss, val = series(log, "loss"), series(log, "val_loss")
+    assert (len(loss), loss.step_basis, list(loss.steps[:3])) == (12, "epoch", [1, 2, 3])
+    assert val.role == Role.EVAL_LOSS and log.facts["planned_epochs"] == 12
+    assert at(log, loss, 0) == (4, "2.3670") and at(log, val, 11) == (48, "0.1156")
+
+
+def test_lightning_progress_bar_postfix():
+    log = read(str(LIVE / "lightning-healthy" / "train.log"))
+    step, epoch, val = (series(log, "train_loss_step"), series(log, "train_loss_epoch"), series(log, "val_loss"))
+    assert (len(step), step.steps[0], step.steps[-1], step.step_basis) == (96, 4, 384, "progress-bar")
+    # the postfix repeats val_loss on every redraw: one point per new value
+    assert len(val) == 12 and val.steps[0] == 32 and val.role == Role.EVAL_LOSS
+    assert epoch.aggregation.value == "epoch-average"
+    assert at(log, val, 11) == (372, "0.100")
+    diverge = read(str(LIVE / "lightning-diverge" / "train.log"))
+    assert any(v != v for v in series(diverge, "train_loss_epoch").values)  # "nan.0" is NaN
+
+
+def test_tqdm_loop_postfix_and_epoch_prints():
+    log = read(str(LIVE / "tqdm-healthy" / "train.log"))
+    loss, tr, va = series(log, "loss"), series(log, "train loss"), series(log, "val loss")
+    assert (len(loss), loss.steps[-1], loss.step_basis) == (384, 383, "progress-bar")
+    assert (len(tr), tr.step_basis, va.role) == (12, "epoch", Role.EVAL_LOSS)
+    assert at(log, loss, 383) == (813, "0.0402") and at(log, tr, 11) == (816, "0.0889")
+    assert log.facts["planned_epochs"] == 12
+
+
+@pytest.mark.parametrize("line,key,value,step", [
+    ("iter 100: loss 2.3451, time 12.31ms, mfu 3.20%", "loss", 2.3451, 100),
+    ("step 500: train loss 2.1000, val loss 2.2000", "val loss", 2.2, 500),
+    ("step 12/400 | train loss 4.238921 | norm 1.2 | lr 6.00e-04 | (12.3 ms | 41000 tok/s)", "train loss", 4.238921, 12),
+    (" iteration      100/    1000 | consumed samples:         3200 | elapsed time per iteration (ms): 512.3 | "
+     "learning rate: 1.500E-04 | global batch size:    32 | lm loss: 2.310000E+00 | loss scale: 65536.0 | "
+     "grad norm: 1.200 | number of skipped iterations:   0 | number of nan iterations:   0 |", "lm loss", 2.31, 100),
+    ("2024-01-01 | INFO | train_inner | epoch 001:    100 / 487 loss=4.655, nll_loss=3.1, ppl=8.6, wps=1000, "
+     "num_updates=100, lr=0.0005, gnorm=1.23, loss_scale=128", "loss", 4.655, 100),
+    ("steps:  10%|█         | 100/1000 [00:30<04:30, 3.3it/s, avr_loss=0.123]", "avr_loss", 0.123, 100),
+])
+def test_trainer_line_shapes(tmp_path, line, key, value, step):
+    p = tmp_path / "train.log"
+    p.write_text(line + "\n")
+    assert detect(str(p)).format == "text"
+    log = read(str(p))
+    s = series(log, key)
+    assert (s.values[0], s.steps[0]) == (pytest.approx(value), step)
+    assert s.role in (Role.TRAIN_LOSS, Role.EVAL_LOSS)
+    assert at(log, s, 0)[1] != ""
+    # a loss scale and a percent are never a loss or a step
+    assert all(x.role != Role.TRAIN_LOSS for x in log.series.values() if "scale" in x.name)
+
+
+def test_deepspeed_overflow_is_a_skipped_step_event(tmp_path):
+    p = tmp_path / "train.log"
+    p.write_text("steps: 10 loss: 2.3000 iter time (s): 0.5\n[Rank 0] [deepspeed] OVERFLOW! Rank 0 Skipping step. "
+                 "Attempted loss scale: 65536, reducing to 32768\nsteps: 20 loss: 2.2000 iter time (s): 0.5\n")
+    log = read(str(p))
+    assert [(e.kind, e.line) for e in log.events] == [(EventKind.SKIPPED_STEP, 2)]
+    assert list(series(log, "loss").steps) == [10, 20] and log.facts["skipped_steps"] == 1
