@@ -38,7 +38,8 @@ def test_hf_trainer_5_quoted_values_take_the_progress_bar_step():
 
 def test_hf_dicts_without_bar_redraws_are_numbered_in_order_and_say_so(tmp_path):
     p = tmp_path / "train.log"
-    p.write_text("  0%|          | 0/50 [00:00<?, ?it/s]\n 10%|█         | 5/50 [00:10<01:30, 2.0s/it]\n"
+    p.write_text("  0%|          | 0/50 [00:00<?, ?it/s]\n"
+                 " 10%|█         | 5/50 [00:10<01:30, 2.0s/it]\n"
                  "{'loss': 2.5, 'learning_rate': 1e-4, 'epoch': 0.1}\n{'loss': 2.4, 'learning_rate': 1e-4, 'epoch': 0.2}\n"
                  "{'loss': 2.3, 'learning_rate': 1e-4, 'epoch': 0.3}\n")
     loss = series(read(str(p)), "loss")
@@ -77,7 +78,8 @@ def test_tqdm_loop_postfix_and_epoch_prints():
 @pytest.mark.parametrize("line,key,value,step", [
     ("iter 100: loss 2.3451, time 12.31ms, mfu 3.20%", "loss", 2.3451, 100),
     ("step 500: train loss 2.1000, val loss 2.2000", "val loss", 2.2, 500),
-    ("step 12/400 | train loss 4.238921 | norm 1.2 | lr 6.00e-04 | (12.3 ms | 41000 tok/s)", "train loss", 4.238921, 12),
+    ("step 12/400 | train loss 4.238921 | norm 1.2 | lr 6.00e-04 | (12.3 ms | 41000 tok/s)", "train loss",
+     4.238921, 12),
     (" iteration      100/    1000 | consumed samples:         3200 | elapsed time per iteration (ms): 512.3 | "
      "learning rate: 1.500E-04 | global batch size:    32 | lm loss: 2.310000E+00 | loss scale: 65536.0 | "
      "grad norm: 1.200 | number of skipped iterations:   0 | number of nan iterations:   0 |", "lm loss", 2.31, 100),

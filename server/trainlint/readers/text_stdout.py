@@ -38,7 +38,8 @@ _PAIR = re.compile(
 _HF_PAIR = re.compile(r"'(?P<key>[^'\n]{1,80})': '?(?P<v>" + _NUM + r")'?(?=[,}])")
 _HF_DICT = re.compile(r"^\s*\{'[A-Za-z_]")
 # tqdm: "{desc}: {pct}%|{bar}| {n}/{total} [{elapsed}<{remaining}, {rate}{, postfix}]"
-_TQDM = re.compile(r"(?P<pct>\d{1,3})%\|[^|]{0,200}\|\s{0,4}(?P<n>\d+)/(?P<total>\d+)\s{0,4}\[(?P<inner>[^\]]{0,2000})\]")
+_TQDM = re.compile(
+    r"(?P<pct>\d{1,3})%\|[^|]{0,200}\|\s{0,4}(?P<n>\d+)/(?P<total>\d+)\s{0,4}\[(?P<inner>[^\]]{0,2000})\]")
 _TQDM_POSTFIX = re.compile(r"(?:^|, )(?P<key>[A-Za-z_][\w./-]{0,60})=(?P<v>" + _NUM + r")(?:\.0)?(?=,|$)")
 _EPOCH_DESC = re.compile(r"\bEpoch\s{0,4}(?P<ep>\d+)(?:\s{0,4}/\s{0,4}(?P<tot>\d+))?", re.I)
 _EVAL_DESC = re.compile(r"valid|eval|test|predict|sanity", re.I)
@@ -380,7 +381,7 @@ def looks_like(head: str) -> bool:
                 or _NANO_ITER.match(line) or _NANO_EVAL.match(line) or _MEGATRON.match(line)):
             return True
         low = line.lower()
-        if "loss" in low and (_PAIR.search(line) or _EPOCH.search(line)):
-            if any(k in low for k in ("step", "iter", "epoch", "s:", "%|", "num_updates")):
-                return True
+        if ("loss" in low and (_PAIR.search(line) or _EPOCH.search(line))
+                and any(k in low for k in ("step", "iter", "epoch", "s:", "%|", "num_updates"))):
+            return True
     return False
