@@ -40,7 +40,8 @@ def test_hf_dicts_without_bar_redraws_are_numbered_in_order_and_say_so(tmp_path)
     p = tmp_path / "train.log"
     p.write_text("  0%|          | 0/50 [00:00<?, ?it/s]\n"
                  " 10%|█         | 5/50 [00:10<01:30, 2.0s/it]\n"
-                 "{'loss': 2.5, 'learning_rate': 1e-4, 'epoch': 0.1}\n{'loss': 2.4, 'learning_rate': 1e-4, 'epoch': 0.2}\n"
+                 "{'loss': 2.5, 'learning_rate': 1e-4, 'epoch': 0.1}\n"
+                 "{'loss': 2.4, 'learning_rate': 1e-4, 'epoch': 0.2}\n"
                  "{'loss': 2.3, 'learning_rate': 1e-4, 'epoch': 0.3}\n")
     loss = series(read(str(p)), "loss")
     assert (list(loss.steps), loss.step_basis) == ([1, 2, 3], "index")
