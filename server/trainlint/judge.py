@@ -195,8 +195,11 @@ def open_log(path: str, cfg: Config, fmt: str | None = None) -> Source:
 
 
 def judge_path(path: str, cfg: Config | None = None, fmt: str | None = None,
-               facts: dict[str, Any] | None = None, companions: Companions | None = None) -> Report:
-    """Read and judge one path with the facts of its run directory; never raises for a bad file."""
+               facts: dict[str, Any] | None = None, companions: Companions | None = None,
+               now: float | None = None) -> Report:
+    """Read and judge one path with the facts of its run directory; never raises for a bad file.
+
+    ``now`` is the time the file's age is measured at (a live run is one written moments before it)."""
     cfg = cfg or Config()
     try:
         src = open_log(path, cfg, fmt)
@@ -213,6 +216,6 @@ def judge_path(path: str, cfg: Config | None = None, fmt: str | None = None,
         return not_checked(path, fmt, f"cannot be read ({e.strerror or e})")
     except ImportError as e:
         return not_checked(path, fmt, f"a reader dependency is missing ({e.name}); install trainlint's dependencies")
-    run_facts = collect_facts(path, src.log, facts or {}, companions or Companions())
+    run_facts = collect_facts(path, src.log, facts or {}, companions or Companions(), now)
     return judge_log(src.log, cfg, run_facts)
 

@@ -39,6 +39,7 @@ class Skip(StrEnum):
     WAIVED = "waived"
     DISABLED = "disabled"
     UNREADABLE = "unreadable"
+    TOO_EARLY = "too-early"
 
 
 class Step(float):
@@ -55,6 +56,8 @@ def _fmt(v: Any) -> str:
     if isinstance(v, Ratio):
         if not math.isfinite(v):
             return fmt_value(float(v))
+        if abs(v) >= 1e6:
+            return f"{float(v):.3g}"
         return f"{float(v):.0f}" if abs(v) >= 1000 else f"{float(v):.3g}"
     if isinstance(v, bool):
         return str(v).lower()
@@ -165,6 +168,28 @@ def too_few(n: int, need: int, what: str = "finite points", why: str = "") -> Sk
     if n >= need:
         return None
     return SkipReason(Skip.TOO_FEW, f"{n} {what}, fewer than {need}" + (f"; {why}" if why else ""))
+
+
+def too_early(ctx: Context, s: Series, n: int) -> SkipReason | None:
+    """For rules that need progress: is this live run still too young to show it? Never for a stopped run."""
+    th = ctx.th
+    age = ctx.facts.get("age_s")
+    if age is None or age >= th.running_if_written_within_s:
+        return None
+    if n < th.live_min_points:
+        return SkipReason(Skip.TOO_EARLY, f"{n} points while the run is still being written (written {age:.0f} s "
+                          f"ago); fewer than {th.live_min_points}")
+    planned = ctx.log.facts.get("max_steps")
+    last = s.steps[-1] if len(s) else None
+    if isinstance(planned, int | float) and planned > 0 and last is not None and last < th.live_min_progress * planned:
+        return SkipReason(Skip.TOO_EARLY, f"at step {fmt_step(last)} of {fmt_step(planned)} planned "
+                          f"({100 * last / planned:.1f}%), under {100 * th.live_min_progress:.0f}%")
+    for lr in ctx.log.by_role(Role.LR):
+        vals = [v for v in lr.values if math.isfinite(v)]
+        if len(vals) >= 2 and vals[-1] > vals[0] and vals[-1] >= max(vals):
+            return SkipReason(Skip.TOO_EARLY, f"the logged learning rate `{lr.name}` is still warming up "
+                              f"({fmt_value(vals[0])} to {fmt_value(vals[-1])} at step {fmt_step(lr.steps[-1])})")
+    return None
 
 
 def upper_median(xs: Iterable[float]) -> float:

@@ -29,6 +29,7 @@ from .base import (
     finite,
     median,
     per_series,
+    too_early,
     too_few,
     upper_median,
 )
@@ -105,6 +106,8 @@ def check_flat(ctx: Context) -> CheckResult:
         idx, vals = finite(s)
         if (skip := too_few(len(vals), th.min_points_for_degenerate_check, why="one record is not a flat curve")):
             return skip
+        if (skip := too_early(ctx, s, len(vals))) is not None:
+            return skip
         st = stats(s)
         mean = st.mean
         if mean <= 0:
@@ -154,7 +157,11 @@ def check_divergence(ctx: Context) -> CheckResult:
             if lo <= 0:
                 return SkipReason(Skip.DEGENERATE, "the lowest median level is not positive")
         ratio = end / lo
-        values = {"series": s.label, "end": end, "end_first": Step(s.steps[idx[end_win[0]]]),
+        start = median(vals[:w]) if w > 1 else vals[0]
+        # No descent to give back when the lowest level is the start itself (lr_hot: best at step 5).
+        descended = lo_win[0] >= w and start > lo
+        giveback = (end - lo) / (start - lo) if descended else math.inf
+        values = {"series": s.label, "end": end, "start": start, "giveback": Ratio(giveback), "end_first": Step(s.steps[idx[end_win[0]]]),
                   "end_last": Step(s.steps[idx[end_win[1] - 1]]), "minimum": lo,
                   "min_first": Step(s.steps[idx[lo_win[0]]]), "min_last": Step(s.steps[idx[lo_win[1] - 1]]),
                   "ratio": Ratio(ratio), "threshold": th.max_loss_divergence_ratio, "window": w,
@@ -164,6 +171,11 @@ def check_divergence(ctx: Context) -> CheckResult:
                                             f"(last point/min {raw_ratio:.3g})"))
         if ratio <= th.max_loss_divergence_ratio:
             return None
+        if giveback < th.min_divergence_giveback:
+            res.measurements.append(Measurement(
+                "divergence", s.label, values, f"rose {ratio:.3g}x from its lowest level but gave back only "
+                f"{giveback:.2g} of its descent from {fmt_value(start)}: the noise of a converged loss"))
+            return None
         if w == 1:
             template = ("{series}: last value {end} at step {end_last} is {ratio}x the minimum {minimum} at step "
                         "{min_last} (threshold {threshold})")
@@ -171,6 +183,8 @@ def check_divergence(ctx: Context) -> CheckResult:
             template = ("{series}: end level {end} (median of the last {window} points, steps {end_first}-{end_last}) "
                         "is {ratio}x the lowest level {minimum} (median of points at steps {min_first}-{min_last}); "
                         "threshold {threshold}; last point/minimum {raw_ratio}")
+            if math.isfinite(giveback):
+                template += "; it gave back {giveback} of its descent from the start level {start}"
         end_i, lo_mid = idx[end_win[1] - 1], idx[(lo_win[0] + lo_win[1] - 1) // 2]
         f = Finding(TP_DIVERGE.id, TP_DIVERGE.level,
                     "The loss ends well above the lowest level it reached: training may have become unstable "
@@ -196,6 +210,8 @@ def check_dead_run(ctx: Context) -> CheckResult:
     def one(s: Series) -> SkipReason | None:
         idx, vals = finite(s)
         if (skip := too_few(len(vals), th.min_points_for_improvement_check)) is not None:
+            return skip
+        if (skip := too_early(ctx, s, len(vals))) is not None:
             return skip
         m0, m1 = upper_median(vals[:k]), upper_median(vals[-k:])
         if m0 <= 0:

@@ -105,12 +105,18 @@ def check_nan_grad(ctx: Context) -> CheckResult:
         values = {"series": s.label, "count": len(bad), "points": len(s), "value": s.values[first],
                   "step": Step(s.steps[first])}
         template = "{series}: {count} of {points} gradient norms are non-finite; the first is {value} at step {step}"
+        level = Level.FAIL
         if loss is not None:
             later = [v for x, v in zip(loss.steps, loss.values, strict=True) if x >= s.steps[first]]
             finite_later = sum(1 for v in later if math.isfinite(v))
             values.update(loss_series=loss.label, loss_after=len(later), loss_finite_after=finite_later)
             template += "; {loss_finite_after} of {loss_after} {loss_series} values from that step on are finite"
-            if later and finite_later == len(later):
+            held_bad = sum(1 for h in ctx.judged(Role.EVAL_LOSS)[0] for x, v in zip(h.steps, h.values, strict=True)
+                           if x >= s.steps[first] and not math.isfinite(v))
+            if later and finite_later == len(later) and not held_bad:
+                # Level by evidence: a scaler-skipped overflow leaves the loss finite; that is worth a look,
+                # not a failed run (trainproof FAILs it).
+                level = Level.WARN
                 message = ("The gradient norm overflowed while the loss stayed finite afterwards. This is "
                            "consistent with a loss scaler (fp16 GradScaler) detecting the overflow and skipping "
                            "those optimizer steps; the log does not show non-finite weights. Frequent overflows "
@@ -122,7 +128,7 @@ def check_nan_grad(ctx: Context) -> CheckResult:
         else:
             message = ("The gradient norm was NaN or Inf at these steps. Without a loss series the log cannot "
                        "show whether the step was skipped by a loss scaler or applied.")
-        f = Finding(TP_NAN_GRAD.id, TP_NAN_GRAD.level, message, Evidence(values, template), ctx.point(s, first),
+        f = Finding(TP_NAN_GRAD.id, level, message, Evidence(values, template), ctx.point(s, first),
                     s.label, s.key, marks={first: "first-non-finite"})
         _relate_more(ctx, f, s, bad)
         res.findings.append(f)

@@ -32,6 +32,8 @@ from .base import (
 )
 
 TP_OVERFIT = Rule("TP-OVERFIT", Level.WARN, "overfit", "Held-out loss rose after its best evaluation")
+TL_HELDOUT_RISE = Rule("TL-HELDOUT-RISE", Level.WARN, "overfit",
+                       "Held-out loss rose after its best evaluation while the train loss did not fall")
 
 
 def heldout_trend(s: Series) -> dict[str, object] | None:
@@ -81,9 +83,20 @@ def check_overfit(ctx: Context) -> CheckResult:
             at = next((j for j, i in enumerate(t_idx) if train_s.steps[i] >= s.steps[idx[best]]), None)
             if at is None or not t_vals:
                 return SkipReason(Skip.NOT_APPLICABLE, "no train loss logged after the best evaluation")
-            if not t_vals[-1] < t_vals[at]:
-                return None  # held-out and train rose together: not the overfitting pattern
             values.update(train_series=train_s.label, train_then=t_vals[at], train_end=t_vals[-1])
+            if not t_vals[-1] < t_vals[at]:
+                # Not the overfitting pattern, but the held-out loss still got worse: say so on its own line.
+                template += "; meanwhile {train_series} went from {train_then} to {train_end}"
+                last_i = idx[-1]
+                f = Finding(TL_HELDOUT_RISE.id, TL_HELDOUT_RISE.level,
+                            "The held-out loss got worse after its best evaluation and the train loss did not fall "
+                            "meanwhile: the model is not improving on held-out data. When the best evaluation is the "
+                            "first one, the weights the run started from were the best it produced.",
+                            Evidence(values, template), ctx.point(s, last_i), s.label, s.key,
+                            marks={last_i: "end", idx[best]: "best"})
+                f.related.append(Related("minimum", ctx.point(s, idx[best]), "best held-out evaluation"))
+                res.findings.append(f)
+                return None
             template += "; meanwhile {train_series} fell from {train_then} to {train_end}"
         last_i = idx[-1]
         f = Finding(TP_OVERFIT.id, TP_OVERFIT.level,
@@ -99,4 +112,4 @@ def check_overfit(ctx: Context) -> CheckResult:
     return per_series(ctx, Role.EVAL_LOSS, res, one, "held-out loss")
 
 
-CHECKS = (Check("overfit", (TP_OVERFIT,), check_overfit, "held-out loss after its best evaluation"),)
+CHECKS = (Check("overfit", (TP_OVERFIT, TL_HELDOUT_RISE), check_overfit, "held-out loss after its best evaluation"),)

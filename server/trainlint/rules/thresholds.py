@@ -24,6 +24,10 @@ class Thresholds:
     #: a 2,500-point Coqui log 25. Windows at the start may be half as long, so a minimum held only
     #: at the beginning of a run (the loss of the pretrained model) still counts.
     divergence_window_divisor: int = 20
+    #: ... and the end must have given back at least this share of the descent from the start level to the
+    #: lowest level. A loss that fell 100x and sits in the noise of its floor (0.19 vs a lucky 0.095 after
+    #: starting at 3.7: 2.6% given back) has not diverged; one that climbs back towards where it started has.
+    min_divergence_giveback: float = 0.25
     #: Below this many finite points there is no trend to measure (two points are not "diverging").
     min_points_for_trend: int = 10
     #: trainproof: all-zero and flat-loss checks need at least 5 finite points.
@@ -38,6 +42,12 @@ class Thresholds:
     min_points_for_improvement_check: int = 10
     #: ... and calls a run dead when the end median is not at least 5% below the start median.
     min_loss_improvement: float = 0.05
+    #: A live run (its log written within ``running_if_written_within_s``) is too early to judge for "no
+    #: progress" (TP-DEAD-RUN, TP-FLAT) below this many points ...
+    live_min_points: int = 50
+    #: ... or below this share of its planned steps, or while its logged learning rate is still warming up:
+    #: a from-scratch run falls slowly at first, and FAILing it in its first minutes is crying wolf.
+    live_min_progress: float = 0.10
     # -- gradients -----------------------------------------------------------------------------
     #: trainproof: a gradient norm above 10x the median is a spike.
     max_grad_norm_spike_ratio: float = 10.0
