@@ -44,7 +44,8 @@ def table(d: dict) -> Counter:
 
 
 def diff(a_path: str, b_path: str) -> None:
-    a, b = json.load(open(a_path)), json.load(open(b_path))
+    with open(a_path) as fa, open(b_path) as fb:
+        a, b = json.load(fa), json.load(fb)
     ta, tb = table(a), table(b)
     print("| rule | level | before | after |\n|---|---|---|---|")
     for key in sorted(set(ta) | set(tb)):

@@ -161,7 +161,8 @@ def check_divergence(ctx: Context) -> CheckResult:
         # No descent to give back when the lowest level is the start itself (lr_hot: best at step 5).
         descended = lo_win[0] >= w and start > lo
         giveback = (end - lo) / (start - lo) if descended else math.inf
-        values = {"series": s.label, "end": end, "start": start, "giveback": Ratio(giveback), "end_first": Step(s.steps[idx[end_win[0]]]),
+        values = {"series": s.label, "end": end, "start": start, "giveback": Ratio(giveback),
+                  "end_first": Step(s.steps[idx[end_win[0]]]),
                   "end_last": Step(s.steps[idx[end_win[1] - 1]]), "minimum": lo,
                   "min_first": Step(s.steps[idx[lo_win[0]]]), "min_last": Step(s.steps[idx[lo_win[1] - 1]]),
                   "ratio": Ratio(ratio), "threshold": th.max_loss_divergence_ratio, "window": w,
@@ -173,8 +174,9 @@ def check_divergence(ctx: Context) -> CheckResult:
             return None
         if giveback < th.min_divergence_giveback:
             res.measurements.append(Measurement(
-                "divergence", s.label, values, f"rose {ratio:.3g}x from its lowest level but gave back only "
-                f"{giveback:.2g} of its descent from {fmt_value(start)}: the noise of a converged loss"))
+                "divergence", s.label, values,
+                f"rose {ratio:.3g}x from its lowest level but gave back only {giveback:.2g} of its descent from "
+                f"{fmt_value(start)}: the noise of a converged loss"))
             return None
         if w == 1:
             template = ("{series}: last value {end} at step {end_last} is {ratio}x the minimum {minimum} at step "
