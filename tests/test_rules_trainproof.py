@@ -140,9 +140,11 @@ def test_flat_fires_on_chance_level_and_guards_one_record(tmp_path):
 def test_grad_spike_on_bad_labels():
     f = only(judge(GALLERY_RUN["bad_labels"]), "TP-GRAD-SPIKE")
     v = f.evidence.values
-    assert (f.level, f.location.line, v["step"], v["spikes"], v["points"]) == (Level.WARN, 42, 25, 2, 60)
-    assert math.isclose(v["max"], 23.30166244506836) and math.isclose(v["median"], 1.0883535146713257)
-    assert [r.location.line for r in f.related] == [14]
+    # the first 2 norms (14.04 at step 5, line 14, which trainproof counts as a spike too) are the initial transient
+    assert (f.level, f.location.line, v["step"], v["spikes"], v["points"], v["from_step"]) == (
+        Level.WARN, 42, 25, 1, 58, 15)
+    assert math.isclose(v["max"], 23.30166244506836) and math.isclose(v["median"], 1.075604796409607)
+    assert f.related == []
     faithful(f)
     assert "TP-GRAD-SPIKE" not in ids(judge(GALLERY_RUN["healthy"]))
 
@@ -244,7 +246,13 @@ TRAINPROOF = {  # from ../shared/anchors/trainproof-and-peers.md §3 (TP-THROUGH
     "lr_zero": ("FAIL", {"TP-ZERO-LR", "TP-DEAD-RUN"}),
     "overfit": ("WARN", {"TP-OVERFIT"}),
 }
-EXCEPTIONS = {("lr_zero", "seed43"): {"TP-ZERO-LR"}, ("overfit", "seed44"): {"TP-OVERFIT", "TP-GRAD-SPIKE"}}
+EXCEPTIONS = {
+    ("lr_zero", "seed43"): ("FAIL", {"TP-ZERO-LR"}),
+    ("overfit", "seed44"): ("WARN", {"TP-OVERFIT", "TP-GRAD-SPIKE"}),
+    # A difference on purpose (docs/differences-from-trainproof.md): its only gradient norm above 10x the median
+    # is the first one logged (13.24 at step 5), the initial transient of training, which trainlint does not judge.
+    ("bad_labels", "seed43"): ("PASS", set()),
+}
 
 
 @pytest.mark.parametrize("config", sorted(TRAINPROOF))
@@ -254,8 +262,7 @@ def test_gallery_verdicts_match_trainproof(config, seed):
     if not path.exists():
         pytest.skip(f"corpus file not available: {path}")
     rep = judge(path)
-    verdict, rules = TRAINPROOF[config]
-    rules = EXCEPTIONS.get((config, seed), rules)
+    verdict, rules = EXCEPTIONS.get((config, seed), TRAINPROOF[config])
     assert rep.verdict.value == verdict
     assert {f.id for f in rep.findings if f.level in (Level.FAIL, Level.WARN)} == rules
     for f in rep.findings:

@@ -46,6 +46,17 @@ def _strip(tok: list[str], drop: set[str]) -> tuple[str, ...]:
     return tuple(t for t in tok if t not in drop and not t.isdigit())
 
 
+ADVERSARIAL_TOKENS = {"disc", "discriminator", "gen", "generator", "adv", "adversarial", "gan", "d", "g"}
+_INDEXED_LOSS = re.compile(r"^loss[_./-]?\d+$", re.I)
+
+
+def is_adversarial(name: str) -> bool:
+    """A GAN term (``loss_disc``, ``loss_gen``, ``d_loss``) or an optimizer-indexed loss (Coqui's ``loss_0``,
+    ``loss_1``: discriminator and generator): it does not fall steadily by design, so trend rules skip it."""
+    tok = tokens(name)
+    return ("loss" in tok and bool(ADVERSARIAL_TOKENS & set(tok))) or bool(_INDEXED_LOSS.match(name.strip()))
+
+
 def is_plain_loss(name: str) -> bool:
     """``loss``, ``train/loss``, ``val_loss_epoch``: a loss with no qualifier naming a part of it."""
     tok = tokens(name)

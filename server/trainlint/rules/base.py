@@ -15,7 +15,7 @@ from enum import StrEnum
 from .._record import field, record
 from ..model import Location, LogFile, Role, Series
 from ..output.values import fmt_step, fmt_value
-from ..roles import is_plain_loss
+from ..roles import is_adversarial, is_plain_loss
 from .thresholds import Thresholds
 
 TYPE_CHECKING = False
@@ -140,9 +140,17 @@ class Context:
     th: Thresholds
     facts: dict[str, Any] = field(default_factory=dict)  # run-level facts (issue: coverage of the log)
 
-    def judged(self, role: Role) -> tuple[list[Series], list[tuple[Series, str]]]:
-        """Series of a role a rule judges: the totals; components only when no total exists."""
+    def judged(self, role: Role, trend: bool = False) -> tuple[list[Series], list[tuple[Series, str]]]:
+        """Series of a role a rule judges: the totals; components only when no total exists. Rules that judge a
+        trend (``trend``) never judge adversarial losses, which rise and fall against each other by design."""
         all_ = self.log.by_role(role)
+        if trend:
+            adversarial = [s for s in all_ if is_adversarial(s.name)]
+            if adversarial:
+                rest, skipped = self.judged(role)
+                keep = [s for s in rest if s not in adversarial]
+                return keep, skipped + [(s, "an adversarial loss (GAN term or optimizer-indexed): no trend is "
+                                            "expected of it") for s in adversarial if s in rest]
         primary = [s for s in all_ if not s.component]
         # train/base_loss beside train/loss is a term of it; train/box_loss alone (YOLO) is not.
         plain = [s for s in primary if is_plain_loss(s.name)]
@@ -219,10 +227,17 @@ class Check:
 
 
 def per_series(ctx: Context, role: Role, result: CheckResult,
-               fn: Callable[[Series], SkipReason | None], what: str) -> CheckResult:
+               fn: Callable[[Series], SkipReason | None], what: str, trend: bool = False) -> CheckResult:
     """Run ``fn`` on every judged series of ``role``; record coverage per series."""
-    judged, _ = ctx.judged(role)
+    judged, passed_over = ctx.judged(role, trend)
+    for s, why in passed_over:
+        if trend and why.startswith("an adversarial"):
+            result.coverage[s.label] = SkipReason(Skip.NOT_APPLICABLE, why)
     if not judged:
+        if result.coverage:
+            result.skipped = SkipReason(Skip.NOT_APPLICABLE, "; ".join(
+                f"{k}: {v.detail}" for k, v in result.coverage.items() if v))
+            return result
         result.skipped = SkipReason(Skip.NO_SERIES, f"no {what} series in the log")
         return result
     for s in judged:

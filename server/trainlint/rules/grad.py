@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from bisect import bisect_right
+import math
+from bisect import bisect_left, bisect_right
 
 from ..model import Role, Series
 from ..output.values import fmt_step, fmt_value
@@ -81,17 +82,22 @@ def check_grad_spike(ctx: Context) -> CheckResult:
         idx, vals = finite(s)
         if (skip := too_few(len(vals), th.min_grad_points_for_spike, "finite gradient norms")) is not None:
             return skip
-        ordered = sorted_finite(s)
+        # The first steps of from-scratch training have large gradient norms by nature (llm.c: 15.4 at step 0,
+        # then 0.3): they are neither judged nor part of the median the others are judged against.
+        skip_n = max(1, math.ceil(th.grad_spike_initial_fraction * len(vals)))
+        ordered = list(sorted_finite(s))
+        for v in vals[:skip_n]:
+            del ordered[bisect_left(ordered, v)]
         med = ordered[len(ordered) // 2]  # trainproof's upper median
         if med <= 0:
             return SkipReason(Skip.DEGENERATE, "the median gradient norm is not positive")
         limit = th.max_grad_norm_spike_ratio * med
         n_spikes = len(ordered) - bisect_right(ordered, limit)
-        spikes = [j for j, v in enumerate(vals) if v > limit] if n_spikes else []
-        top = vals.index(ordered[-1])
+        spikes = [j for j in range(skip_n, len(vals)) if vals[j] > limit] if n_spikes else []
+        top = max(range(skip_n, len(vals)), key=vals.__getitem__)
         values = {"series": s.label, "max": vals[top], "step": Step(s.steps[idx[top]]), "median": med,
                   "ratio": Ratio(vals[top] / med), "threshold": th.max_grad_norm_spike_ratio, "spikes": len(spikes),
-                  "points": len(vals)}
+                  "points": len(vals) - skip_n, "from_step": Step(s.steps[idx[skip_n]])}
         res.measurements.append(Measurement("grad-spike", s.label, values, f"max/median {vals[top] / med:.3g}"))
         if not spikes:
             return None
@@ -100,7 +106,8 @@ def check_grad_spike(ctx: Context) -> CheckResult:
                     "batch, a learning rate too high for this stage, or missing gradient clipping. One spike that "
                     "the loss recovers from is often harmless; repeated spikes are not.",
                     Evidence(values, "{series}: maximum {max} at step {step} is {ratio}x the median {median} "
-                                     "(threshold {threshold}); {spikes} of {points} values exceed it"),
+                                     "(threshold {threshold}); {spikes} of {points} values from step {from_step} "
+                                     "exceed it"),
                     ctx.point(s, idx[top]), s.label, s.key, marks={idx[top]: "spike"})
         others = sorted((j for j in spikes if j != top), key=lambda j: -vals[j])[:MAX_RELATED]
         for j in sorted(others):

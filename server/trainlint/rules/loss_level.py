@@ -11,7 +11,7 @@ import math
 from bisect import bisect_right
 
 from ..model import Role, Series
-from ..output.values import fmt_value
+from ..output.values import fmt_step, fmt_value
 from .base import (
     Check,
     CheckResult,
@@ -33,7 +33,7 @@ from .base import (
     too_few,
     upper_median,
 )
-from .stats import lowest_level, sorted_finite, stats
+from .stats import lowest_level, lowest_window, run_start, sorted_finite, stats
 
 TP_ZERO_LOSS = Rule("TP-ZERO-LOSS", Level.FAIL, "zero-loss", "Every loss value is exactly zero")
 TP_ZERO_LOSS_ONSET = Rule("TP-ZERO-LOSS-ONSET", Level.FAIL, "zero-loss", "The loss ends in a run of exact zeros")
@@ -128,7 +128,7 @@ def check_flat(ctx: Context) -> CheckResult:
             res.findings.append(f)
         return None
 
-    return per_series(ctx, Role.TRAIN_LOSS, res, one, "train-loss")
+    return per_series(ctx, Role.TRAIN_LOSS, res, one, "train-loss", trend=True)
 
 
 def check_divergence(ctx: Context) -> CheckResult:
@@ -147,20 +147,30 @@ def check_divergence(ctx: Context) -> CheckResult:
         min_nonzero = ordered[first_nonzero]
         raw_ratio = vals[-1] / min_nonzero
         w = th.window_for(len(vals))
+        # A run appended to the same log (the step counter went back) is judged from its seam on.
+        seg = run_start(s, idx)
+        if len(vals) - seg < th.min_points_for_trend:
+            return SkipReason(Skip.TOO_FEW, f"{len(vals) - seg} points since the run restarted at step "
+                              f"{fmt_step(s.steps[idx[seg]])} (line {s.lines[idx[seg]]}), fewer than "
+                              f"{th.min_points_for_trend}")
         if w == 1:
-            lo = min_nonzero
-            lo_i = vals.index(lo)
+            lo = min(v for v in vals[seg:] if v > 0) if seg else min_nonzero
+            lo_i = vals.index(lo, seg)
             lo_win, end, end_win = (lo_i, lo_i + 1), vals[-1], (len(vals) - 1, len(vals))
         else:
-            lo, lo_win = lowest_level(s, w)
+            lo, lo_win = lowest_level(s, w) if seg == 0 else lowest_window(vals, w, seg)
             end, end_win = median(vals[len(vals) - w:]), (len(vals) - w, len(vals))
             if lo <= 0:
                 return SkipReason(Skip.DEGENERATE, "the lowest median level is not positive")
         ratio = end / lo
-        start = median(vals[:w]) if w > 1 else vals[0]
-        # No descent to give back when the lowest level is the start itself (lr_hot: best at step 5).
-        descended = lo_win[0] >= w and start > lo
+        # The start the loss descended from: its first value when the lowest level is reached within the first
+        # window, else the first window's median. No descent when the lowest level is the start itself.
+        start = vals[seg] if lo_win[0] - seg < w else median(vals[seg:seg + w])
+        descended = lo_win[0] > seg and start > lo
         giveback = (end - lo) / (start - lo) if descended else math.inf
+        # No single point decides: most of the end window must lie above most of the lowest window.
+        end_sorted, lo_sorted = sorted(vals[end_win[0]:end_win[1]]), sorted(vals[lo_win[0]:lo_win[1]])
+        end_q1, lo_q3 = end_sorted[len(end_sorted) // 4], lo_sorted[(3 * len(lo_sorted)) // 4]
         values = {"series": s.label, "end": end, "start": start, "giveback": Ratio(giveback),
                   "end_first": Step(s.steps[idx[end_win[0]]]),
                   "end_last": Step(s.steps[idx[end_win[1] - 1]]), "minimum": lo,
@@ -171,6 +181,12 @@ def check_divergence(ctx: Context) -> CheckResult:
                                             f"end/min {ratio:.3g} over {w}-point medians "
                                             f"(last point/min {raw_ratio:.3g})"))
         if ratio <= th.max_loss_divergence_ratio:
+            return None
+        if end_q1 <= lo_q3:
+            res.measurements.append(Measurement(
+                "divergence", s.label, values,
+                f"end level {ratio:.3g}x the lowest, but the two windows overlap (end lower quartile "
+                f"{fmt_value(end_q1)} <= lowest upper quartile {fmt_value(lo_q3)}): noise, not a level change"))
             return None
         if giveback < th.min_divergence_giveback:
             res.measurements.append(Measurement(
@@ -188,10 +204,17 @@ def check_divergence(ctx: Context) -> CheckResult:
             if math.isfinite(giveback):
                 template += "; it gave back {giveback} of its descent from the start level {start}"
         end_i, lo_mid = idx[end_win[1] - 1], idx[(lo_win[0] + lo_win[1] - 1) // 2]
-        f = Finding(TP_DIVERGE.id, TP_DIVERGE.level,
-                    "The loss ends well above the lowest level it reached: training may have become unstable "
-                    "(learning rate too high, a bad stretch of data, a precision overflow), or the run kept going "
-                    "past its best point. Compare with the held-out loss and look at what changed after the minimum.",
+        message = ("The loss ends well above the lowest level it reached: training may have become unstable "
+                   "(learning rate too high, a bad stretch of data, a precision overflow), or the run kept going "
+                   "past its best point. Compare with the held-out loss and look at what changed after the minimum.")
+        level = TP_DIVERGE.level
+        early = too_early(ctx, s, len(vals) - seg)
+        if early is not None:
+            # A young live run rises for healthy reasons too (detection losses while the warm-up matches more
+            # proposals): yellow now, red only once the run is past its start.
+            level = Level.WARN
+            message += f" A warning, not a failure, while the run is young: {early.detail}."
+        f = Finding(TP_DIVERGE.id, level, message,
                     Evidence(values, template), ctx.point(s, end_i), s.label, s.key,
                     marks={end_i: "end", lo_mid: "minimum"})
         f.related.append(Related("minimum", ctx.point(s, lo_mid), f"lowest level {fmt_value(lo)}"))
@@ -201,7 +224,7 @@ def check_divergence(ctx: Context) -> CheckResult:
         res.findings.append(f)
         return None
 
-    return per_series(ctx, Role.TRAIN_LOSS, res, one, "train-loss")
+    return per_series(ctx, Role.TRAIN_LOSS, res, one, "train-loss", trend=True)
 
 
 def check_dead_run(ctx: Context) -> CheckResult:
@@ -211,10 +234,25 @@ def check_dead_run(ctx: Context) -> CheckResult:
 
     def one(s: Series) -> SkipReason | None:
         idx, vals = finite(s)
-        if (skip := too_few(len(vals), th.min_points_for_improvement_check)) is not None:
+        seg = run_start(s, idx)  # a run appended to the same log is judged from its seam on
+        if seg:
+            idx, vals = idx[seg:], vals[seg:]
+        if (skip := too_few(len(vals), th.min_points_for_improvement_check,
+                            why=f"since the run restarted at step {fmt_step(s.steps[idx[0]])}" if seg else "")):
             return skip
         if (skip := too_early(ctx, s, len(vals))) is not None:
             return skip
+        age = ctx.facts.get("age_s")
+        w = th.window_for(len(vals))
+        if age is not None and age < th.running_if_written_within_s and len(vals) >= 3 * w:
+            now_level, before = median(vals[-w:]), median(vals[-3 * w:-2 * w])
+            if now_level < before:  # a live run whose loss is falling right now is not dead
+                return SkipReason(Skip.TOO_EARLY, f"the run is still being written and its loss is falling: "
+                                  f"{fmt_value(before)} to {fmt_value(now_level)} over its last {3 * w} points")
+        first_step, last_step = s.steps[idx[0]], s.steps[idx[-1]]
+        if first_step > 0 and last_step - first_step < 0.5 * last_step:
+            return SkipReason(Skip.NOT_APPLICABLE, f"the log starts at step {fmt_step(first_step)} and ends at "
+                              f"{fmt_step(last_step)}: it is the tail of a longer run, not its start")
         m0, m1 = upper_median(vals[:k]), upper_median(vals[-k:])
         if m0 <= 0:
             return SkipReason(Skip.DEGENERATE, "the starting loss level is not positive, so improvement is undefined")
@@ -236,7 +274,7 @@ def check_dead_run(ctx: Context) -> CheckResult:
         res.findings.append(f)
         return None
 
-    return per_series(ctx, Role.TRAIN_LOSS, res, one, "train-loss")
+    return per_series(ctx, Role.TRAIN_LOSS, res, one, "train-loss", trend=True)
 
 
 CHECKS = (

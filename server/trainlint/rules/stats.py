@@ -131,3 +131,24 @@ def lowest_level(s: Series, w: int) -> tuple[float, tuple[int, int]]:
             best, a0, b0 = level, a, b
     st.levels[w] = (best, a0, b0, n + 1)
     return best, (a0, b0)
+
+
+def lowest_window(vals: list[float], w: int, start: int) -> tuple[float, tuple[int, int]]:
+    """``lowest_level`` over ``vals[start:]`` only (the run after a restart seam), computed afresh."""
+    best, a0, b0 = math.inf, start, start
+    for b in range(start + min(2, w), len(vals) + 1):
+        a = max(start, b - w)
+        level = median(vals[a:b])
+        if level < best:
+            best, a0, b0 = level, a, b
+    return best, (a0, b0)
+
+
+def run_start(s: Series, idx: list[int]) -> int:
+    """Finite position where the last run in the log begins: after the last point whose step is below the
+    step before it (a run restarted into the same file). 0 when the steps never go back."""
+    steps = s.steps
+    for j in range(len(idx) - 1, 0, -1):
+        if steps[idx[j]] < steps[idx[j - 1]]:
+            return j
+    return 0

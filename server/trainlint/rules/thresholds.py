@@ -51,6 +51,9 @@ class Thresholds:
     # -- gradients -----------------------------------------------------------------------------
     #: trainproof: a gradient norm above 10x the median is a spike.
     max_grad_norm_spike_ratio: float = 10.0
+    #: The first 2% of gradient norms (at least the first one) are the initial transient of training: not
+    #: judged, and not in the median (trainproof judges step 0 too and FAILs llm.c's normal start).
+    grad_spike_initial_fraction: float = 0.02
     #: trainproof: the spike check needs more than 5 finite gradient norms.
     min_grad_points_for_spike: int = 6
     #: trainproof: the all-zero gradient check needs 5 finite gradient norms.
