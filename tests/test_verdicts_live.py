@@ -1,0 +1,151 @@
+"""Verdicts that hold on live and real runs: a healthy log never FAILs at any prefix while it is being
+written, a broken one FAILs once its fault is in the log (not before), and the faults users ask about get a
+name. Each change here names the real run that motivated it (docs/differences-from-trainproof.md)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from conftest import CORPUS, FIXTURES, GALLERY, RUNS, corpus
+from rulekit import faithful, ids, judge, only
+from trainlint.rules.base import Level, Skip
+
+LIVE = FIXTURES / "live"
+# Healthy runs: the gallery's, and corpus runs whose full log has no FAIL and whose notes name no fault.
+HEALTHY = [
+    LIVE / "hf-healthy" / "train.log", LIVE / "keras-healthy" / "train.log", LIVE / "keras-healthy" / "training.log",
+    LIVE / "lightning-healthy" / "train.log",
+    LIVE / "lightning-healthy" / "lightning_logs" / "version_0" / "metrics.csv",
+    LIVE / "tqdm-healthy" / "train.log", RUNS / "gallery-healthy" / "trainer_state.json",
+]
+HEALTHY_CORPUS = [
+    "csv_logs/Goreg12345__nlp2-probing-lms__lightning_logs__version_3__metrics.csv",
+    "csv_logs/0Xero7__slm_training__lightning_logs__version_0__metrics.csv",
+    "csv_logs/102y__Gallstone-Detection-using-YOLO-v11__results.csv",
+    "hf_trainer_state/anthonyrathe__fixed-whisperv2-flemish__trainer_state.json",
+    "hf_trainer_state/aigoncharov__trainer_state_viz__trainer_state.json",
+    "hf_trainer_state/CoralReefFish__whisper-tiny-nbaiLab__trainer_state.json",
+    "json_logs/kv-chiu__Fruit-Classification__Ear-Keypoints-Detection__logs__mmdet_scalars.json",
+    "json_logs/BUAAZhangHaonan__mgm_mask2former__output__metrics.json",
+    "json_logs/Kevindic0214__detectron2_training__output__metrics.json",
+    "text_logs/BUAAZhangHaonan__mgm_mask2former__output__log.txt",
+    "text_logs/HectorFCardenas__llm.c__gpt2_train.11672114.log",
+    "text_logs/AGNDM__build-nanogpt__log_linear_lr__log.txt",
+    "llamafactory_jsonl/hsc748NLP__NSLLM__trainer_log.jsonl",
+]
+
+
+def prefixes(src: Path, dst: Path, parts: int = 20):
+    """Write growing prefixes of ``src`` to ``dst`` (every 1/parts of its lines, as the LSP counts them)."""
+    data = src.read_bytes()
+    starts = [0] + [m.end() for m in re.finditer(rb"\r\n|\r|\n", data)]
+    n = len(starts)
+    for k in range(1, parts + 1):
+        cut = len(data) if k == parts else starts[min(n - 1, max(1, n * k // parts))]
+        dst.write_bytes(data[:cut])
+        yield k, data[:cut].count(b"\n") + data[:cut].count(b"\r") - data[:cut].count(b"\r\n")
+
+
+def replay(src: Path, tmp_path: Path) -> list[tuple[int, int, list]]:
+    dst = tmp_path / src.name
+    out = []
+    for k, lines in prefixes(src, dst):
+        rep = judge(dst, live=True)  # just written: a run still being written
+        out.append((k, lines, [(f.id, f.location.line) for f in rep.findings if f.level == Level.FAIL]))
+    return out
+
+
+@pytest.mark.parametrize("path", HEALTHY + [CORPUS / c for c in HEALTHY_CORPUS],
+                         ids=lambda p: f"{p.parent.name}/{p.name}"[-60:])
+def test_a_healthy_run_never_fails_at_any_prefix(path: Path, tmp_path: Path):
+    if not path.exists():
+        pytest.skip(f"corpus file not available: {path} (set TRAINLINT_CORPUS to ../shared/corpus)")
+    for k, _lines, fails in replay(path, tmp_path):
+        assert not fails, f"{5 * k}% of the log: {fails}"
+    assert judge(path).verdict != Level.FAIL
+
+
+def test_a_nan_fails_from_the_prefix_that_holds_it_on_its_line(tmp_path: Path):
+    # keras-diverge: the first NaN loss is on line 28 (epoch 7)
+    for _k, lines, fails in replay(LIVE / "keras-diverge" / "train.log", tmp_path):
+        nan = [f for f in fails if f[0] == "TP-NAN"]
+        if lines < 28:
+            assert not fails, (lines, fails)
+        else:
+            assert ("TP-NAN", 28) in nan, (lines, fails)
+
+
+def test_a_diverging_run_fails_by_divergence_once_it_has_risen(tmp_path: Path):
+    seen = replay(LIVE / "hf-diverge" / "train.log", tmp_path)
+    first = next((i for i, (_k, _l, fails) in enumerate(seen) if fails), None)
+    assert first is not None, seen
+    # the loss is at its lowest around step 45 (line ~100): nothing fails before the climb is in the log
+    assert seen[first][1] > 200
+    assert {f for f, _ in seen[-1][2]} >= {"TP-DIVERGE"} and ("TP-DIVERGE", 760) in seen[-1][2]
+
+
+def test_fp16_overflow_with_a_finite_loss_is_a_warning(tmp_path: Path):
+    f = only(judge(GALLERY / "fp16_nan" / "trainer_state.json"), "TP-NAN-GRAD")
+    v = f.evidence.values
+    assert (f.level, f.location.line, v["count"], v["loss_finite_after"], v["loss_after"]) == (
+        Level.WARN, 35, 2, 57, 57)
+    faithful(f)
+
+
+def test_initial_gradient_norms_are_not_spikes():
+    rep = judge(corpus("text_logs/HectorFCardenas__llm.c__gpt2_train.11672114.log"))
+    assert "TP-GRAD-SPIKE" not in ids(rep)
+    m = next(m for m in rep.measurements if m.check == "grad-spike")
+    assert m.values["from_step"] > 1 and m.values["max"] < 10 * m.values["median"]
+
+
+def test_adversarial_losses_are_not_judged_for_a_trend():
+    rep = judge(corpus("coqui_trainer_log/jofrems__TTS_VITS_Finetuned__trainer_0_log.txt"))
+    assert "TP-DEAD-RUN" not in ids(rep) and rep.verdict != Level.FAIL
+    assert rep.skipped["dead-run"].reason == Skip.NOT_APPLICABLE
+    assert "`loss_0` (per-step): an adversarial loss" in rep.skipped["dead-run"].detail
+
+
+def test_heldout_loss_rising_from_its_first_evaluation_is_reported_on_it():
+    f = only(judge(corpus("hf_trainer_state/ByErenOzer__Whisper_Finetune__trainer_state.json")), "TL-HELDOUT-RISE")
+    v = f.evidence.values
+    assert (f.level, f.location.line, v["best_step"]) == (Level.WARN, 479, 250)
+    assert (round(v["best"], 6), round(v["tail"], 6)) == (0.219026, 0.410203)
+    assert f.related[0].location.line == 84
+    faithful(f)
+
+
+def test_a_converged_noisy_loss_is_not_divergence():
+    rep = judge(LIVE / "hf-healthy" / "train.log")
+    assert rep.verdict == Level.PASS
+    m = [m for m in rep.measurements if m.check == "divergence"][-1]
+    assert m.values["ratio"] > 1.5 and "overlap" in m.text, m.text
+
+
+def test_a_run_restarted_into_the_same_log_is_judged_from_its_seam(tmp_path: Path):
+    rows = [f"step {i}, loss: {5.0 - 0.04 * i:.3f}\n" for i in range(1, 101)]
+    rows += [f"step {i}, loss: {5.0 - 0.03 * i:.3f}\n" for i in range(1, 31)]  # `tee -a`: a second run appended
+    p = tmp_path / "train.log"
+    p.write_text("".join(rows))
+    rep = judge(p)
+    assert not {"TP-DIVERGE", "TP-DEAD-RUN"} & ids(rep), [(f.id, f.evidence.text) for f in rep.findings]
+
+
+def test_dead_run_waits_while_a_live_run_is_young(tmp_path: Path):
+    p = tmp_path / "train.log"
+    p.write_text("".join(f"step {i}, loss: {3.0 - 0.001 * i:.4f}, lr: {1e-5 * i:.2e}\n" for i in range(1, 40)))
+    live = judge(p, live=True)
+    assert "TP-DEAD-RUN" not in ids(live) and live.coverage["dead-run"]["`loss`"].reason == Skip.TOO_EARLY
+    assert "TP-DEAD-RUN" in ids(judge(p))  # the same log, stopped long ago: it did not learn
+
+
+def test_dead_run_skips_a_log_that_is_the_tail_of_a_run(tmp_path: Path):
+    p = tmp_path / "train.log"
+    p.write_text("".join(f"step {1_000_000 + 25 * i}, loss: {2.90 + 0.001 * (i % 3):.4f}\n" for i in range(40)))
+    rep = judge(p)
+    assert "TP-DEAD-RUN" not in ids(rep)
+    assert "tail of a longer run" in rep.coverage["dead-run"]["`loss`"].detail
+
