@@ -22,8 +22,16 @@ def test_text_lines_like_ruff_and_exit_1_on_fail():
     first = r.stdout.splitlines()[0]
     assert first.startswith(
         "fixtures/runs/gallery-lr_hot/trainer_state.json:429:15: TP-DIVERGE [FAIL] `loss` (per-step):")
-    assert " — The loss ends well above" in first
+    assert " — " not in first and first.endswith("last point/minimum 5.36")  # concise: the measurement only
     assert r.stdout.splitlines()[-1] == "Judged 1 log: 1 FAIL."
+
+
+def test_full_output_marks_the_value_and_adds_the_interpretation_and_related_lines():
+    lines = run("check", "--output-format", "full", "fixtures/runs/gallery-lr_hot").stdout.splitlines()
+    assert lines[0].startswith("fixtures/runs/gallery-lr_hot/trainer_state.json:429:15: TP-DIVERGE [FAIL]")
+    assert lines[1:4] == ["    |", '429 |       "loss": 7.492252349853516,', "    |               " + "^" * 17]
+    assert lines[4].startswith("  = The loss ends well above")
+    assert lines[5] == "  = minimum: fixtures/runs/gallery-lr_hot/trainer_state.json:16:15: lowest level 2.35031"
 
 
 def test_exit_0_on_pass_and_warn_and_2_when_nothing_judged(tmp_path):

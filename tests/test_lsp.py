@@ -198,3 +198,12 @@ async def test_invalid_settings_are_reported_and_defaults_used(tmp_path: Path):
     finally:
         await client.shutdown_session()
         await client.stop()
+
+
+async def test_each_file_s_diagnostics_come_worst_first(client: LanguageClient, workspace: Path):
+    shutil.copytree(RUNS / "gallery-fp16_nan", workspace / "fp16")  # appears while the server watches
+    uri = (workspace / "fp16" / "trainer_state.json").as_uri()
+    diags = await until(lambda: client.diagnostics.get(uri), what="fp16 diagnostics")
+    # the report lists TP-NAN-GRAD (WARN, line 35) first; the editor gets the FAILs first, then the WARNs
+    got = [(d.code, d.severity, d.range.start.line) for d in diags]
+    assert got == [("TP-DIVERGE", 1, 428), ("TP-DEAD-RUN", 1, 428), ("TP-NAN-GRAD", 2, 34), ("TP-GRAD-SPIKE", 2, 41)]

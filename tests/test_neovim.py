@@ -61,3 +61,36 @@ def test_neovim_on_the_real_coqui_log(tmp_path: Path):
                                                                      ("TP-THROUGHPUT", 13206)]
     assert {d["severity"] for d in res["buffer"]} == {3}  # INFO -> Information
     assert "2.08 steps/s" in res["hover"] and "epoch 3 of 1000" in res["hover"]
+
+
+def test_shipped_config_follows_a_growing_log(tmp_path: Path):
+    """The config a user sources in one line (`trainlint editor-config nvim`) on a log that grows while open:
+    the buffer reloads, and the new finding sits on the new line."""
+    config = subprocess.run([sys.executable, "-m", "trainlint.cli", "editor-config", "nvim"], capture_output=True,
+                            text=True, check=True).stdout.strip()
+    root = tmp_path / "ws"
+    (root / "run").mkdir(parents=True)
+    log = root / "run" / "train.log"
+    log.write_text("".join(f"step {i}, loss: {3.0 - 0.02 * i:.4f}\n" for i in range(1, 61)))
+    out, ready = tmp_path / "probe.json", tmp_path / "ready"
+    env = {**os.environ, "PROBE_OUT": str(out), "READY_FILE": str(ready), "WANT_LINE": "62",
+           "XDG_CACHE_HOME": tempfile.mkdtemp(), "XDG_STATE_HOME": tempfile.mkdtemp()}
+    cmd = "{" + ", ".join(f'"{a}"' for a in [sys.executable, "-m", "trainlint.lsp"]) + "}"
+    nvim = subprocess.Popen(
+        [NVIM, "--headless", "-u", "NONE", "-i", "NONE", "-n", "-c", f"lua vim.g.trainlint_cmd = {cmd}",
+         "-c", "lua vim.g.trainlint_reload_ms = 200", "-c", f"luafile {config}",
+         "-c", f"luafile {Path(__file__).parent / 'nvim' / 'live_probe.lua'}", str(log)],
+        env=env, cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 30
+    while not ready.exists() and time.time() < deadline and nvim.poll() is None:
+        time.sleep(0.05)
+    assert ready.exists(), nvim.communicate(timeout=5)
+    with open(log, "a") as f:  # the run goes on while the log is open
+        f.write("step 61, loss: 1.7800\nstep 62, loss: nan\n")
+    _, err = nvim.communicate(timeout=60)
+    assert nvim.returncode == 0, err
+    res = json.loads(out.read_text())
+    assert res["attached"] and res["severity_sort"] and res["hover_mapped"]
+    assert (res["lines_before"], res["lines_after"]) == (60, 62) and res["grown"], res
+    assert res["last_line"] == "step 62, loss: nan"
+    assert "TP-NAN" in res["codes_at_want"], res["diagnostics"]

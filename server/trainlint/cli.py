@@ -51,7 +51,10 @@ def _parser() -> argparse.ArgumentParser:
 
     c = sub.add_parser("check", help="judge logs and run directories")
     c.add_argument("paths", nargs="+", metavar="PATH")
-    c.add_argument("--format", choices=("text", "json", "sarif"), default="text", help="output format")
+    c.add_argument("--output-format", "--format", dest="format", default="concise",
+                   choices=("concise", "full", "text", "json", "sarif"),
+                   help="concise: a line per finding (default; 'text' is the same); full: also the log's line "
+                        "with the value marked, the interpretation and the related lines; json; sarif")
     c.add_argument("--quiet", "-q", action="store_true", help="only FAIL and WARN findings, no verdict lines")
     c.add_argument("--verbose", "-v", action="store_true", help="also print what each check measured per series")
     c.add_argument("--select", help="comma-separated rule IDs or prefixes to run")
@@ -74,6 +77,9 @@ def _parser() -> argparse.ArgumentParser:
     e.add_argument("path", metavar="FILE")
     common(e)
 
+    ed = sub.add_parser("editor-config", help="print the path of the editor configuration trainlint ships")
+    ed.add_argument("editor", choices=("nvim",))
+
     sv = sub.add_parser("serve", help="run the language server over stdio")
     sv.add_argument("--log-level", default="WARNING")
     sv.add_argument("--stdio", action="store_true", help="talk over stdio (the default; language clients pass it)")
@@ -91,6 +97,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _events(args)
         if args.command == "compare":
             return _compare(args)
+        if args.command == "editor-config":
+            print(os.path.join(os.path.dirname(os.path.abspath(__file__)), "editors", "trainlint.lua"))
+            return EXIT_OK
         if args.command == "serve":
             from .lsp.server import main as serve
 
@@ -172,7 +181,7 @@ def _check(args: argparse.Namespace) -> int:
 
         print(json.dumps(sarif.document(reports), indent=2, allow_nan=False))
     else:
-        for line in check_text.render(reports, quiet=args.quiet, verbose=args.verbose):
+        for line in check_text.render(reports, quiet=args.quiet, verbose=args.verbose, full=args.format == "full"):
             print(line)
         if not args.quiet:
             print(check_text.summary(reports, len(skipped_files), len(unreadable)))

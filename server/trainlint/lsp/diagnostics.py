@@ -128,6 +128,8 @@ def build(tr: Tracked, settings: Settings, views: Views, encoding: str = t.Posit
         )
         out.setdefault(uri, []).append(diag)
     for uri, diags in out.items():
+        # Worst first (then by position): editors that show one sign per line, and the cap below, keep the worst.
+        diags.sort(key=lambda d: (d.severity or t.DiagnosticSeverity.Hint, d.range.start.line, d.range.start.character))
         if len(diags) > settings.max_diagnostics_per_file:
             out[uri] = diags[: settings.max_diagnostics_per_file]
     return out

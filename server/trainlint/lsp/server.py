@@ -34,6 +34,7 @@ from .workspace import Tracked, Workspace
 
 log = logging.getLogger("trainlint.lsp")
 RENDER_EVENTS = "trainlint/renderEvents"
+IS_LOG = "trainlint/isLog"
 RESCAN = "trainlint.rescan"
 WATCH_GLOBS = ("**/trainer_state.json", "**/trainer_*_log.txt", "**/events.out.tfevents.*", "**/*.csv",
                "**/*.jsonl", "**/*.log", "**/metrics.json", "**/scalars.json", "**/log.txt", "**/.trainlint.yaml")
@@ -450,6 +451,20 @@ async def on_render_events(ls: TrainlintServer, params: Any) -> dict[str, Any]:
         raise ValueError(f"cannot read {member}: {tr.report.error if tr.report else 'unknown error'}")
     view = ls.views.get(tr, member)
     return {"uri": dg.events_uri(member), "text": "\n".join(view.lines) + "\n", "lines": len(view.lines)}
+
+
+@server.feature(IS_LOG)
+async def on_is_log(ls: TrainlintServer, params: Any) -> dict[str, Any]:
+    """Whether the server judges this file (``{"uri": ...}`` -> ``{"log": bool, "format": str | None}``), so an
+    editor attaches to every log the server recognises, not to a fixed list of names."""
+    uri = getattr(params, "uri", None) or (params.get("uri") if isinstance(params, dict) else None)
+    if not isinstance(uri, str) or not uri:
+        raise ValueError("trainlint/isLog needs {\"uri\": <file URI>}")
+    path = to_fs_path(uri)
+    if path is None:
+        return {"log": False, "format": None}
+    tr = ls.ws.by_file(path) or await ls.in_worker(ls.ws.track, path)
+    return {"log": tr is not None, "format": tr.format if tr is not None else None}
 
 
 @server.command(RESCAN)

@@ -1,11 +1,13 @@
-"""``trainlint check`` text output, one line per finding as ruff prints them."""
+"""``trainlint check`` text output, as ruff prints it: ``concise`` (the default) is one line per finding with
+the measured evidence; ``full`` adds the line of the log with the value marked, the interpretation, and the
+related locations."""
 
 from __future__ import annotations
 
 import os
 
 from ..judge import Report
-from ..model import Location
+from ..model import Location, LogFile
 from ..rules.base import Finding, Level
 
 
@@ -26,29 +28,54 @@ def where(loc: Location, base: str | None = None) -> str:
 
 
 def finding_line(f: Finding, base: str | None = None) -> str:
-    return f"{where(f.location, base)}: {f.id} [{f.level.value}] {f.evidence.text} — {f.message}"
+    """The concise line: where, which rule, how bad, and what was measured."""
+    return f"{where(f.location, base)}: {f.id} [{f.level.value}] {f.evidence.text}"
 
 
-def render(reports: list[Report], quiet: bool = False, verbose: bool = False) -> list[str]:
+def finding_full(f: Finding, log: LogFile | None, base: str | None = None) -> list[str]:
+    """The concise line, then the log's line with the value marked, the interpretation and the related places."""
+    out = [finding_line(f, base)]
+    loc = f.location
+    text = log.line_text(loc.line) if log is not None and loc.line is not None else None
+    if text is not None:
+        n = str(loc.line)
+        pad = " " * len(n)
+        shown = text.replace("\t", " ")[:200]
+        start = max(0, (loc.column or 1) - 1)
+        width = max(1, min((loc.end_column or start + 2) - 1, len(shown)) - start)
+        out += [f"{pad} |", f"{n} | {shown}", f"{pad} | {' ' * start}{'^' * width}"]
+    out.append(f"  = {f.message}")
+    out.extend(f"  = {r.role}: {where(r.location, base)}: {r.message}" for r in f.related)
+    return out
+
+
+def render(reports: list[Report], quiet: bool = False, verbose: bool = False, full: bool = False) -> list[str]:
     out: list[str] = []
     for rep in reports:
         shown = [f for f in rep.findings if f.level not in (Level.PASS,) and not (quiet and f.level == Level.INFO)]
         for f in shown:
-            out.append(finding_line(f))
+            if full:
+                out.extend(finding_full(f, rep.log))
+                out.append("")
+            else:
+                out.append(finding_line(f))
         if not quiet:
-            out.append(verdict_line(rep))
+            out.append(verdict_line(rep, full))
             if verbose:
                 out.extend(f"    {m.check}: {m.series}: {m.text}" for m in rep.measurements)
     return out
 
 
-def verdict_line(rep: Report) -> str:
+def verdict_line(rep: Report, full: bool = False) -> str:
     if rep.error:
         return f"{rel(rep.path)}: {rep.verdict.value} — {rep.error}"
+    counts = f"ran {len(rep.ran)} checks, skipped {len(rep.skipped)}"
+    line = f"{rel(rep.path)}: {rep.verdict.value} ({counts})"
+    if not full:
+        return line
     judged = [m for m in rep.measurements if m.check in ("divergence", "heldout-trend")]
     shows = "; ".join(f"{m.series} {m.text}" for m in judged)
-    counts = f"ran {len(rep.ran)} checks, skipped {len(rep.skipped)}"
-    return f"{rel(rep.path)}: {rep.verdict.value} ({counts})" + (f" — {shows}" if shows else "")
+    return line + (f" — {shows}" if shows else "")
 
 
 def summary(reports: list[Report], skipped: int, unreadable: int) -> str:
