@@ -129,7 +129,8 @@ async def test_hover_splits_measured_from_interpretation(client: LanguageClient,
     order = [md.index(x) for x in ("**TP-DIVERGE** · FAIL", "Series: `loss` (per-step) · 60 points", "**Measured**",
                                    "**Interpretation**", "◆", "documentation](")]
     assert order == sorted(order)  # the sparkline (◆ marks the end) comes after the interpretation
-    assert "- end: 7.55681" in md and "- minimum: 2.35031" in md and "- at: line 429" in md
+    assert "- end level: 7.55681" in md and "- lowest level: 2.35031" in md and "- at: line 429" in md
+    assert "- end window: steps 280–300" in md and "- lowest window: steps 5–10" in md  # words, one line a window
     plain = await client.text_document_hover_async(t.HoverParams(t.TextDocumentIdentifier(uri), t.Position(22, 10)))
     assert "`loss` (per-step): role train-loss, step 10, value 3.30234 (point 2 of 60)" in plain.contents.value
 

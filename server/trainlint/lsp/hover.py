@@ -50,9 +50,19 @@ def sparkline(s: Series, marks: dict[int, str] | None = None, width: int = WIDTH
     return "".join(out)
 
 
-def _fmt(v: object) -> str:
+# Where a series' steps come from, as a user finds them in the log.
+BASIS = {"step": "step", "progress-bar": "progress-bar step", "epoch": "epoch", "index": "log entry"}
+# Evidence keys as words; pairs of <name>_first/<name>_last become one window.
+LABELS = {"raw_ratio": "last point / minimum", "giveback": "share of the descent given back",
+          "start": "start level", "end": "end level", "minimum": "lowest level", "window": "window (points)",
+          "loss_after": "loss values from that step", "loss_finite_after": "finite loss values from that step",
+          "from_step": "judged from", "points": "points judged", "count": "non-finite values"}
+WINDOWS = {"end": "end window", "min": "lowest window", "start": "start window"}
+
+
+def _fmt(v: object, basis: str = "step") -> str:
     if isinstance(v, Step):
-        return f"step {fmt_step(float(v))}"
+        return f"{BASIS.get(basis, 'step')} {fmt_step(float(v))}"
     if isinstance(v, Ratio):
         return f"{float(v):.3g}"
     if isinstance(v, float):
@@ -70,7 +80,10 @@ def finding_markdown(f: Finding, log: LogFile | None) -> str:
     if f.series:
         count = f" · {len(series)} points" if series is not None else ""
         parts.append(f"Series: {f.series}{count}")
-    measured = [f"- {k.replace('_', ' ')}: {_fmt(v)}" for k, v in f.evidence.values.items() if k != "series"]
+    basis = series.step_basis if series is not None else "step"
+    measured = _measured(f.evidence.values, basis)
+    if basis != "step":
+        measured.append(f"- steps: {BASIS.get(basis, basis)}s (the log prints no step numbers for this series)")
     where = f"line {f.location.line}" if f.location.line else (
         f"record {f.location.record}" if f.location.record is not None else "the file")
     measured.append(f"- at: {where}")
@@ -86,9 +99,29 @@ def finding_markdown(f: Finding, log: LogFile | None) -> str:
     return "\n\n".join(parts)
 
 
+def _measured(values: dict[str, object], basis: str) -> list[str]:
+    out: list[str] = []
+    for k, v in values.items():
+        if k == "series":
+            continue
+        head, _, tail = k.rpartition("_")
+        if tail == "first" and f"{head}_last" in values:
+            a, b = values[k], values[f"{head}_last"]
+            word = WINDOWS.get(head, head.replace("_", " "))
+            if isinstance(a, Step) and isinstance(b, Step):
+                span = f"{BASIS.get(basis, 'step')}s {fmt_step(float(a))}–{fmt_step(float(b))}"
+                out.append(f"- {word}: {span}" if a != b else f"- {word}: {_fmt(a, basis)}")
+                continue
+        if tail == "last" and f"{head}_first" in values:
+            continue
+        out.append(f"- {LABELS.get(k, k.replace('_', ' '))}: {_fmt(v, basis)}")
+    return out
+
+
 def point_markdown(points: list[tuple[Series, int]]) -> str:
     lines = ["**trainlint read here**"]
     for s, i in points:
-        lines.append(f"- {s.label}: role {s.role.value}, {s.step_basis} {fmt_step(s.steps[i])}, value "
+        lines.append(f"- {s.label}: role {s.role.value}, {BASIS.get(s.step_basis, s.step_basis)} "
+                     f"{fmt_step(s.steps[i])}, value "
                      f"{fmt_value(s.values[i])} (point {i + 1} of {len(s)})")
     return "\n".join(lines)

@@ -171,7 +171,8 @@ def check_divergence(ctx: Context) -> CheckResult:
         # No single point decides: most of the end window must lie above most of the lowest window.
         end_sorted, lo_sorted = sorted(vals[end_win[0]:end_win[1]]), sorted(vals[lo_win[0]:lo_win[1]])
         end_q1, lo_q3 = end_sorted[len(end_sorted) // 4], lo_sorted[(3 * len(lo_sorted)) // 4]
-        values = {"series": s.label, "end": end, "start": start, "giveback": Ratio(giveback),
+        given = {"start": start, "giveback": Ratio(giveback)} if descended else {}
+        values = {"series": s.label, "end": end, **given,
                   "end_first": Step(s.steps[idx[end_win[0]]]),
                   "end_last": Step(s.steps[idx[end_win[1] - 1]]), "minimum": lo,
                   "min_first": Step(s.steps[idx[lo_win[0]]]), "min_last": Step(s.steps[idx[lo_win[1] - 1]]),
@@ -201,7 +202,7 @@ def check_divergence(ctx: Context) -> CheckResult:
             template = ("{series}: end level {end} (median of the last {window} points, steps {end_first}-{end_last}) "
                         "is {ratio}x the lowest level {minimum} (median of points at steps {min_first}-{min_last}); "
                         "threshold {threshold}; last point/minimum {raw_ratio}")
-            if math.isfinite(giveback):
+            if descended:
                 template += "; it gave back {giveback} of its descent from the start level {start}"
         end_i, lo_mid = idx[end_win[1] - 1], idx[(lo_win[0] + lo_win[1] - 1) // 2]
         message = ("The loss ends well above the lowest level it reached: training may have become unstable "
