@@ -23,11 +23,13 @@ test: $(STAMP)
 	else echo "npm not found: the VS Code extension was not built or tested"; fi
 	$(PY) -m pytest -q -m e2e -rs
 
-# The VS Code extension: install (from the lock file), bundle, typecheck, test, package the .vsix.
+# The VS Code extension: install (from the lock file), bundle, typecheck, test, package the .vsix with the
+# project's wheel inside (the extension offers to install it into a private environment).
 extension: $(STAMP)
 	cd vscode-extension && npm ci --no-audit --no-fund --loglevel=error
 	cd vscode-extension && npm run --silent build && npm run --silent typecheck
 	cd vscode-extension && TRAINLINT_PYTHON=$(abspath $(PY)) node --test test/
+	rm -rf vscode-extension/bundled && $(PY) -m build --wheel --outdir vscode-extension/bundled . >/dev/null
 	cd vscode-extension && npx vsce package --no-dependencies
 
 lint: $(STAMP)

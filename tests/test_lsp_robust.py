@@ -225,3 +225,16 @@ async def test_load_200_runs_appended_concurrently(tmp_path):
         assert len(expected) == 200
     finally:
         await stop(client)
+
+
+def test_ignore_patterns_setting_hides_matching_files():
+    from trainlint.lsp.server import ignored
+    from trainlint.lsp.settings import Settings
+
+    s, errors = Settings.parse({"ignorePatterns": ["**/old_runs/**", "*.csv"]})
+    assert errors == [] and s.ignore_patterns == ["**/old_runs/**", "*.csv"]
+    assert ignored("/ws/old_runs/a/trainer_state.json", s.ignore_patterns)
+    assert ignored("/ws/runs/results.csv", s.ignore_patterns)
+    assert not ignored("/ws/runs/trainer_state.json", s.ignore_patterns)
+    _, errors = Settings.parse({"ignorePatterns": "old_runs"})
+    assert errors and "list of glob patterns" in errors[0]

@@ -95,7 +95,8 @@ def code_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
             with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=1):
                 break
             time.sleep(0.2)
-        yield {"url": f"http://127.0.0.1:{port}/?folder={ws}", "ws": ws, "log": base / "code-server.log"}
+        yield {"url": f"http://127.0.0.1:{port}/?folder={ws}", "ws": ws, "log": base / "code-server.log",
+               "user": user}
     finally:
         proc.terminate()
         with contextlib.suppress(subprocess.TimeoutExpired):
@@ -104,8 +105,9 @@ def code_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
         log.close()
 
 
-@pytest.fixture
-def page(code_server: dict, request: pytest.FixtureRequest) -> Iterator:
+@contextlib.contextmanager
+def _workbench(code_server: dict, name: str, failed) -> Iterator:  # type: ignore[no-untyped-def]
+    """Chromium on the code-server workbench; a screenshot and the server's log when ``failed()``."""
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
@@ -118,14 +120,23 @@ def page(code_server: dict, request: pytest.FixtureRequest) -> Iterator:
         try:
             yield pg
         finally:
-            failed = getattr(request.node, "rep_call", None)
-            if failed is not None and failed.failed:
+            if failed():
                 ARTIFACTS.mkdir(parents=True, exist_ok=True)
-                shot = ARTIFACTS / f"{request.node.name}.png"
+                shot = ARTIFACTS / f"{name}.png"
                 pg.screenshot(path=str(shot))
                 shutil.copy(code_server["log"], ARTIFACTS / "code-server.log")
                 print(f"screenshot: {shot}")
             browser.close()
+
+
+def _failed(request: pytest.FixtureRequest):  # type: ignore[no-untyped-def]
+    return lambda: getattr(getattr(request.node, "rep_call", None), "failed", True)
+
+
+@pytest.fixture
+def page(code_server: dict, request: pytest.FixtureRequest) -> Iterator:
+    with _workbench(code_server, request.node.name, _failed(request)) as pg:
+        yield pg
 
 
 def _text(pg, selector: str) -> str:
@@ -212,10 +223,53 @@ def test_findings_squiggle_hover_live_update_and_events_view(page, code_server: 
     member = next((code_server["ws"] / "tb" / "tensorboard_logs").iterdir())
     _command(pg, "trainlint: Open Event File as Text")
     pg.wait_for_selector(".quick-input-widget input", state="visible")
-    pg.keyboard.press("Control+a")
-    pg.keyboard.type(str(member))
-    pg.keyboard.press("Enter")
+    # VS Code's simple file dialog completes folder names while one types: set the path at once, then Enter
+    # until it accepts (it validates the path asynchronously).
+    dialog = pg.locator(".quick-input-widget input")
+    dialog.fill(str(member))
+    for _ in range(10):
+        pg.wait_for_timeout(400)
+        if not dialog.is_visible():
+            break
+        pg.keyboard.press("Enter")
     view = _until(pg, lambda: _text(pg, ".monaco-editor .view-line >> text=trainlint view of"),
                   "the event-file text view")
     assert "events.out.tfevents.1736552800" in view
 
+
+
+def _bare_python() -> str | None:
+    """A Python with venv and pip but without trainlint: what a new user's machine has."""
+    for cand in ("python3", "python"):
+        exe = shutil.which(cand)
+        if exe and subprocess.run([exe, "-c", "import trainlint"], capture_output=True).returncode != 0 and \
+                subprocess.run([exe, "-c", "import venv, ensurepip"], capture_output=True).returncode == 0:
+            return exe
+    return None
+
+
+def test_without_trainlint_the_bundled_wheel_goes_into_a_private_environment(code_server: dict,
+                                                                             request: pytest.FixtureRequest):
+    """A user whose Python lacks trainlint: the extension offers to install the wheel it ships, and then works."""
+    bare = _bare_python()
+    if bare is None:
+        pytest.skip("no Python with venv/ensurepip and without trainlint on PATH")
+    settings = code_server["user"] / "User" / "settings.json"
+    cfg = json.loads(settings.read_text())
+    cfg["trainlint.interpreter"] = [bare]
+    settings.write_text(json.dumps(cfg))  # before the window opens: its extension host reads it at activation
+    with _workbench(code_server, request.node.name, _failed(request)) as pg:
+        button = pg.locator(".notifications-toasts .monaco-button", has_text="Create environment")
+        button.first.wait_for(timeout=60_000)
+        assert "Create a private environment" in _text(pg, ".notifications-toasts")
+        button.first.click()
+        storage = code_server["user"] / "User" / "globalStorage" / "trainlint.trainlint" / "venv"
+        deadline = time.time() + 300
+        while not (storage / ".trainlint-wheel").exists() and time.time() < deadline:
+            pg.wait_for_timeout(500)
+        assert (storage / ".trainlint-wheel").read_text().startswith("trainlint-"), "no private environment"
+        _quick_open(pg, "lr_hot/trainer_state.json")
+        pg.keyboard.press("Control+Shift+m")
+        _until(pg, lambda: (t := _text(pg, ".markers-panel")) and "TP-DIVERGE" in t and t,
+               "findings from the server in the private environment", seconds=60)
+        _until(pg, lambda: "trainlint: FAIL" in _text(pg, ".statusbar") and "ok", "the status bar verdict")

@@ -1,5 +1,7 @@
 // The VS Code client: finds Python, starts `trainlint serve`, shows event files as text.
-import { execFile } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
+import * as fs from "node:fs";
+import * as path from "node:path";
 import * as vscode from "vscode";
 import {
   LanguageClient,
@@ -9,12 +11,14 @@ import {
   State,
   TransportKind,
 } from "vscode-languageclient/node";
-import { IMPORT_CHECK, installHint, PythonApi, resolveInterpreter, serverCommand } from "./interpreter";
+import {
+  chooseLaunch, IMPORT_CHECK, installHint, privateEnvPython, PythonApi, resolveInterpreter, serverCommand,
+} from "./interpreter";
 import { DOCUMENT_PATTERNS, readSettings, RESTART_KEYS, worstVerdict } from "./settings";
 
 const EVENTS_SCHEME = "trainlint-events";
 let client: LanguageClient | undefined;
-let output: vscode.OutputChannel;
+let output: vscode.LogOutputChannel;
 let status: vscode.StatusBarItem;
 let restarting: Promise<void> = Promise.resolve();
 let restartQueued = false;
@@ -43,25 +47,112 @@ function canImport(python: string): Promise<string | undefined> {
   });
 }
 
+type Level = "error" | "warning" | "info";
+
+/** A notification, as trainlint.showNotifications allows; the output channel gets every message regardless. */
+async function notify(level: Level, message: string, ...items: string[]): Promise<string | undefined> {
+  output.appendLine(`trainlint: ${message}`);
+  const when = config().get<string>("showNotifications", "onError");
+  const shown = when === "always" || (when === "onWarning" && level !== "info") || (when === "onError" && level === "error");
+  if (!shown) return undefined;
+  const show = level === "error" ? vscode.window.showErrorMessage
+    : level === "warning" ? vscode.window.showWarningMessage : vscode.window.showInformationMessage;
+  return show(message, ...items);
+}
+
+function bundledWheel(context: vscode.ExtensionContext): string | undefined {
+  const dir = path.join(context.extensionPath, "bundled");
+  const found = fs.existsSync(dir) ? fs.readdirSync(dir).filter((f) => /^trainlint-.*\.whl$/.test(f)).sort() : [];
+  return found.length ? path.join(dir, found[found.length - 1]) : undefined;
+}
+
+/** The private environment's python, if it was made from this very wheel. */
+function privatePython(context: vscode.ExtensionContext, wheel: string | undefined): string | undefined {
+  if (!wheel) return undefined;
+  const storage = context.globalStorageUri.fsPath;
+  const py = privateEnvPython(storage);
+  const marker = path.join(storage, "venv", ".trainlint-wheel");
+  try {
+    return fs.existsSync(py) && fs.readFileSync(marker, "utf8").trim() === path.basename(wheel) ? py : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function run(command: string, args: string[]): Promise<void> {
+  return new Promise((resolve, reject) => {
+    output.appendLine(`trainlint: $ ${command} ${args.join(" ")}`);
+    const child = spawn(command, args, { env: { ...process.env, PIP_DISABLE_PIP_VERSION_CHECK: "1" } });
+    child.stdout.on("data", (d) => output.append(String(d)));
+    child.stderr.on("data", (d) => output.append(String(d)));
+    child.on("error", reject);
+    child.on("close", (code) => (code === 0 ? resolve() : reject(new Error(`${path.basename(command)} exited with ${code}`))));
+  });
+}
+
+/** Create the private environment from the bundled wheel (its dependencies from the package index). */
+async function createPrivateEnv(context: vscode.ExtensionContext, python: string, wheel: string): Promise<string> {
+  const storage = context.globalStorageUri.fsPath;
+  const py = privateEnvPython(storage);
+  fs.mkdirSync(storage, { recursive: true });
+  await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: "trainlint",
+    cancellable: false }, async (progress) => {
+    progress.report({ message: "creating a private Python environment…" });
+    await run(python, ["-m", "venv", "--clear", path.join(storage, "venv")]);
+    progress.report({ message: `installing ${path.basename(wheel)} and its dependencies…` });
+    await run(py, ["-m", "pip", "install", wheel]);
+    fs.writeFileSync(path.join(storage, "venv", ".trainlint-wheel"), path.basename(wheel));
+  });
+  return py;
+}
+
 async function start(context: vscode.ExtensionContext): Promise<void> {
   const folder = vscode.workspace.workspaceFolders?.[0]?.uri;
   const resolved = resolveInterpreter(config().get<string | string[]>("interpreter", []), await pythonApi(), folder);
-  output.appendLine(`trainlint: using ${resolved.python} (${resolved.source})`);
+  const wheel = bundledWheel(context);
   const problem = await canImport(resolved.python);
-  if (problem) {
+  let launch = chooseLaunch({
+    path: config().get<string[]>("path", []), importStrategy: config().get<string>("importStrategy", "useBundled"),
+    interpreter: resolved, interpreterHasTrainlint: problem === undefined, privatePython: privatePython(context, wheel),
+    bundledWheel: wheel,
+  });
+  if (launch.kind === "offer-private-env") {
+    output.appendLine(`trainlint: ${resolved.python} cannot import trainlint: ${problem}`);
+    const pick = await vscode.window.showInformationMessage(
+      `trainlint is not installed for ${resolved.python}. Create a private environment for it in the extension's ` +
+      "storage (the bundled trainlint and its dependencies from the package index)?", "Create environment",
+      "Open settings");
+    if (pick === "Create environment") {
+      try {
+        launch = { kind: "python", python: await createPrivateEnv(context, launch.python, launch.wheel),
+          source: "private environment" };
+      } catch (e) {
+        await notify("error", `Could not create trainlint's environment: ${e}. See the output for pip's message.`);
+        launch = { kind: "missing", python: resolved.python };
+      }
+    } else {
+      if (pick === "Open settings") await vscode.commands.executeCommand("workbench.action.openSettings", "trainlint");
+      launch = { kind: "missing", python: resolved.python };
+    }
+  }
+  if (launch.kind === "missing") {
     const hint = installHint(resolved.python);
     output.appendLine(`trainlint: ${resolved.python} cannot import trainlint: ${problem}`);
-    output.appendLine(`trainlint: run: ${hint}  (or set trainlint.interpreter)`);
-    const pick = await vscode.window.showErrorMessage(
-      `trainlint is not installed for ${resolved.python}. Run: ${hint}`, "Copy command", "Open settings");
+    output.appendLine(`trainlint: run: ${hint}  (or set trainlint.interpreter / trainlint.path)`);
+    const pick = await notify("error", `trainlint is not installed for ${resolved.python}. Run: ${hint}`,
+      "Copy command", "Open settings");
     if (pick === "Copy command") await vscode.env.clipboard.writeText(hint);
-    if (pick === "Open settings") await vscode.commands.executeCommand("workbench.action.openSettings", "trainlint.interpreter");
+    if (pick === "Open settings") await vscode.commands.executeCommand("workbench.action.openSettings", "trainlint");
     running = false;
     updateStatus();
     status.text = "$(error) trainlint: not installed — see output";
     return;
   }
-  const cmd = serverCommand(resolved.python, config().get<string[]>("args", []));
+  const cmd = launch.kind === "path"
+    ? { command: launch.command, args: [...launch.args, "serve", ...config().get<string[]>("args", [])] }
+    : serverCommand(launch.python, config().get<string[]>("args", []));
+  output.appendLine(`trainlint: starting ${cmd.command} ${cmd.args.join(" ")}` +
+    (launch.kind === "python" ? ` (${launch.source})` : " (trainlint.path)"));
   const serverOptions: ServerOptions = {
     command: cmd.command,
     args: cmd.args,
@@ -137,7 +228,7 @@ function eventsUri(file: vscode.Uri): vscode.Uri {
 }
 
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
-  output = vscode.window.createOutputChannel("trainlint");
+  output = vscode.window.createOutputChannel("trainlint", { log: true });
   status = vscode.window.createStatusBarItem(vscode.StatusBarAlignment.Left, 0);
   status.text = "trainlint: starting";
   status.command = "trainlint.showOutput";

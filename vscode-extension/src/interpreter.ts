@@ -42,3 +42,39 @@ export function installHint(python: string): string {
 
 /** The probe run before starting: imports the server module without starting it. */
 export const IMPORT_CHECK = ["-c", "import trainlint.lsp.server"];
+
+/** What launches the server, chosen as Microsoft's Python-tool extensions choose it. */
+export type Launch =
+  | { kind: "path"; command: string; args: string[] }
+  | { kind: "python"; python: string; source: string }
+  | { kind: "offer-private-env"; python: string; wheel: string }
+  | { kind: "missing"; python: string };
+
+export interface LaunchInputs {
+  path: string[];                 // trainlint.path: an executable (and its first arguments)
+  importStrategy: string;         // "useBundled" | "fromEnvironment"
+  interpreter: Resolved;          // the resolved interpreter
+  interpreterHasTrainlint: boolean;
+  privatePython?: string;         // the private environment's python, when it holds the bundled version
+  bundledWheel?: string;          // the wheel shipped inside the .vsix
+}
+
+/**
+ * trainlint.path wins. With "useBundled" (the default) the private environment made from the bundled wheel is
+ * used when it exists, else the interpreter's own trainlint, else the extension offers to create the private
+ * environment. With "fromEnvironment" only the interpreter counts.
+ */
+export function chooseLaunch(i: LaunchInputs): Launch {
+  const p = i.path.filter((x) => x.trim() !== "");
+  if (p.length > 0) return { kind: "path", command: p[0], args: p.slice(1) };
+  const bundled = i.importStrategy !== "fromEnvironment";
+  if (bundled && i.privatePython) return { kind: "python", python: i.privatePython, source: "private environment" };
+  if (i.interpreterHasTrainlint) return { kind: "python", python: i.interpreter.python, source: i.interpreter.source };
+  if (bundled && i.bundledWheel) return { kind: "offer-private-env", python: i.interpreter.python, wheel: i.bundledWheel };
+  return { kind: "missing", python: i.interpreter.python };
+}
+
+/** The private environment's interpreter under the extension's storage folder. */
+export function privateEnvPython(storageDir: string, platform: string = process.platform): string {
+  return platform === "win32" ? `${storageDir}/venv/Scripts/python.exe` : `${storageDir}/venv/bin/python`;
+}

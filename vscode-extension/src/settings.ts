@@ -7,6 +7,7 @@ export interface ServerSettings {
   severity: { fail: string; warn: string; info: string; notChecked: string };
   select: string[];
   ignore: string[];
+  ignorePatterns: string[];
 }
 
 export function readSettings(get: Getter): ServerSettings {
@@ -20,11 +21,12 @@ export function readSettings(get: Getter): ServerSettings {
     },
     select: get<string[]>("select", []),
     ignore: get<string[]>("ignore", []),
+    ignorePatterns: get<string[]>("ignorePatterns", []),
   };
 }
 
 /** Settings whose change needs a new server process (the others are sent as a configuration change). */
-export const RESTART_KEYS = ["trainlint.interpreter", "trainlint.args"];
+export const RESTART_KEYS = ["trainlint.interpreter", "trainlint.args", "trainlint.path", "trainlint.importStrategy"];
 
 /** The files the client attaches to (the server finds unopened logs on its own). */
 export const DOCUMENT_PATTERNS = [

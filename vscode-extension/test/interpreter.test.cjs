@@ -31,3 +31,19 @@ test("the server command and the install hint", () => {
   assert.equal(m.installHint("/My Envs/python"), '"/My Envs/python" -m pip install trainlint');
   assert.equal(m.installHint("python3"), "python3 -m pip install trainlint");
 });
+
+test("the launch: trainlint.path, then the private environment, the interpreter, the offer, or missing", () => {
+  const interp = { python: "/usr/bin/python3", source: "default" };
+  const base = { path: [], importStrategy: "useBundled", interpreter: interp, interpreterHasTrainlint: false };
+  assert.deepEqual(m.chooseLaunch({ ...base, path: ["/opt/trainlint", "--x"] }),
+    { kind: "path", command: "/opt/trainlint", args: ["--x"] });
+  assert.deepEqual(m.chooseLaunch({ ...base, privatePython: "/s/venv/bin/python", interpreterHasTrainlint: true }),
+    { kind: "python", python: "/s/venv/bin/python", source: "private environment" });
+  assert.deepEqual(m.chooseLaunch({ ...base, interpreterHasTrainlint: true, bundledWheel: "/x.whl" }),
+    { kind: "python", python: "/usr/bin/python3", source: "default" });
+  assert.deepEqual(m.chooseLaunch({ ...base, bundledWheel: "/e/bundled/trainlint-0.1.0-py3-none-any.whl" }),
+    { kind: "offer-private-env", python: "/usr/bin/python3", wheel: "/e/bundled/trainlint-0.1.0-py3-none-any.whl" });
+  assert.deepEqual(m.chooseLaunch({ ...base, importStrategy: "fromEnvironment", bundledWheel: "/x.whl",
+    privatePython: "/s/venv/bin/python" }), { kind: "missing", python: "/usr/bin/python3" });
+  assert.equal(m.privateEnvPython("/s", "linux"), "/s/venv/bin/python");
+});

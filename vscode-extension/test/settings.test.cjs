@@ -7,9 +7,10 @@ const { compileTs } = require("./helpers/load.cjs");
 const s = compileTs("src/settings.ts");
 
 test("settings reach the server in the shape it parses", () => {
-  const values = { scope: "open-files", "severity.fail": "warning", select: ["TP"], ignore: ["TP-THROUGHPUT"] };
+  const values = { scope: "open-files", "severity.fail": "warning", select: ["TP"], ignore: ["TP-THROUGHPUT"],
+    ignorePatterns: ["**/old/**"] };
   const got = s.readSettings((k, d) => (k in values ? values[k] : d));
-  assert.deepEqual(got, { scope: "open-files", select: ["TP"], ignore: ["TP-THROUGHPUT"],
+  assert.deepEqual(got, { scope: "open-files", select: ["TP"], ignore: ["TP-THROUGHPUT"], ignorePatterns: ["**/old/**"],
     severity: { fail: "warning", warn: "warning", info: "information", notChecked: "hint" } });
 });
 

@@ -84,9 +84,11 @@ class TrainlintServer(LanguageServer):
 
     # -- publishing --------------------------------------------------------------------------
     def visible(self, uri: str) -> bool:
+        path = dg.member_of(uri) or to_fs_path(uri)
+        if path is not None and self.settings.ignore_patterns and ignored(path, self.settings.ignore_patterns):
+            return False
         if self.settings.scope == "workspace":
             return True
-        path = dg.member_of(uri) or to_fs_path(uri)
         return path in self.open_paths or (path is not None and os.path.dirname(path) in self.open_paths)
 
     def publish(self, tr: Tracked) -> None:
@@ -474,6 +476,13 @@ async def on_rescan(ls: TrainlintServer, *args: Any) -> dict[str, int]:
     await ls.scan()
     await ls.rejudge_all()
     return {"logs": len(ls.ws.tracked)}
+
+
+def ignored(path: str, patterns: list[str]) -> bool:
+    """``trainlint.ignorePatterns``: globs matched against the absolute path (``**`` spans folders)."""
+    from fnmatch import fnmatchcase
+
+    return any(fnmatchcase(path, p) or fnmatchcase(path, "*/" + p.lstrip("*/")) for p in patterns)
 
 
 # -- logging and entry point ----------------------------------------------------------------------

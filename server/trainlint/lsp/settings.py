@@ -25,6 +25,7 @@ class Settings:
     watch: bool = True
     pull_diagnostics: bool = False
     max_diagnostics_per_file: int = 200
+    ignore_patterns: list[str] = field(default_factory=list)  # globs of files that get no diagnostics
 
     @classmethod
     def parse(cls, raw: Any) -> tuple[Settings, list[str]]:
@@ -66,6 +67,12 @@ class Settings:
                 setattr(s, key, list(v))
             else:
                 errors.append(f"trainlint.{key} must be a list of rule IDs or prefixes")
+        v = raw.get("ignorePatterns")
+        if v is not None:
+            if isinstance(v, list) and all(isinstance(x, str) for x in v):
+                s.ignore_patterns = list(v)
+            else:
+                errors.append("trainlint.ignorePatterns must be a list of glob patterns such as \"**/old_runs/**\"")
         for key, attr, lo in (("debounceMs", "debounce_ms", 0),
                               ("maxDiagnosticsPerFile", "max_diagnostics_per_file", 1)):
             v = raw.get(key)
