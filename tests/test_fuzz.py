@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import LOGS, RUNS
+from conftest import FIXTURES, LOGS, RUNS
 from tbwrite import scalar_event, write
 from trainlint.judge import judge_log
 from trainlint.readers import FORMATS, NotALog, detect, open_source
@@ -26,6 +26,8 @@ SEEDS = {
     "csv": RUNS / "yolo-gallstone" / "results.csv",
     "jsonl": RUNS / "detectron2-maskrcnn" / "output" / "metrics.json",
     "text": LOGS / "gpt2_train.11672114.log",
+    "mlflow": next((FIXTURES / "live" / "mlflow-diverge" / "mlruns" / "0").glob("*/metrics/train_loss")),
+    "dvclive": FIXTURES / "live" / "dvclive-diverge" / "dvclive" / "plots" / "metrics" / "train_loss.tsv",
 }
 _TMP = Path(tempfile.mkdtemp(prefix="trainlint-fuzz-"))
 
@@ -71,7 +73,15 @@ def read_any(data: bytes, fmt: str) -> None:
     d = Path(tempfile.mkdtemp(dir=_TMP))
     name = "events.out.tfevents.1.host" if fmt == "tfevents" else "log.txt"
     p = d / name
-    p.write_bytes(data)
+    if fmt in ("mlflow", "dvclive"):  # one metric file of a store run; the run folder is the unit
+        member = d / "run" / ("metrics/train_loss" if fmt == "mlflow" else "plots/metrics/train_loss.tsv")
+        member.parent.mkdir(parents=True)
+        member.write_bytes(data)
+        if fmt == "mlflow":
+            (d / "run" / "meta.yaml").write_text("status: 1\nlifecycle_stage: active\n")
+        p = d / "run"
+    else:
+        p.write_bytes(data)
     src = open_source(str(p), fmt)
     try:
         src.update()

@@ -4,6 +4,8 @@ at the location of chosen points."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from conftest import FIXTURES, series
@@ -108,3 +110,57 @@ def test_deepspeed_overflow_is_a_skipped_step_event(tmp_path):
     log = read(str(p))
     assert [(e.kind, e.line) for e in log.events] == [(EventKind.SKIPPED_STEP, 2)]
     assert list(series(log, "loss").steps) == [10, 20] and log.facts["skipped_steps"] == 1
+
+
+def _one(path: Path) -> Path:
+    found = [p for p in path.rglob("*") if p.is_dir() and (p / "meta.yaml").exists() and (p / "metrics").is_dir()]
+    assert len(found) == 1, found
+    return found[0]
+
+
+def test_mlflow_file_store_points_on_the_metric_file_lines():
+    run = _one(LIVE / "mlflow-healthy" / "mlruns")
+    assert detect(str(run)).format == "mlflow"
+    log = read(str(run))
+    loss, val = series(log, "train_loss"), series(log, "val_loss")
+    assert (loss.role, val.role, series(log, "lr").role) == (Role.TRAIN_LOSS, Role.EVAL_LOSS, Role.LR)
+    assert (len(loss), loss.steps[0], loss.steps[-1], len(val)) == (96, 4, 384, 12)
+    assert log.facts["run_status"] == "finished"
+    loc = log.locate(loss, 0)
+    assert (Path(loc.path).name, loc.line) == ("train_loss", 1)
+    text = Path(loc.path).read_text().splitlines()[0]
+    assert text.split(" ")[1] == text[loc.column - 1:loc.end_column - 1] == "4.732658863067627"
+    broken = read(str(_one(LIVE / "mlflow-diverge" / "mlruns")))
+    assert any(v != v for v in series(broken, "train_loss").values)  # mlflow writes NaN as "nan"
+
+
+def test_dvclive_tsv_points_on_their_lines():
+    folder = LIVE / "dvclive-healthy" / "dvclive"
+    assert detect(str(folder)).format == "dvclive"
+    log = read(str(folder))
+    loss = series(log, "train_loss")
+    assert (len(loss), loss.steps[0], series(log, "val_loss").role) == (96, 4, Role.EVAL_LOSS)
+    loc = log.locate(loss, 0)
+    assert (Path(loc.path).name, loc.line, loc.column) == ("train_loss.tsv", 2, 3)  # line 1 is the header
+
+
+def test_wandb_offline_run_folder_judges_its_stdout_and_skips_the_client_logs():
+    from trainlint.discovery import discover
+
+    d = discover(str(LIVE / "wandb-healthy"))
+    found = sorted(Path(f.path).name for f in d.found)
+    assert found == ["output.log", "train.log"], found  # not debug.log / debug-internal.log (nor their links)
+    wandb_bin = [why for p, why in d.skipped if p.endswith(".wandb")]
+    assert wandb_bin and "not read yet" in wandb_bin[0]
+
+
+def test_stores_in_the_cli_verdicts_and_exit_codes():
+    import subprocess
+    import sys
+
+    def check(name: str) -> int:
+        return subprocess.run([sys.executable, "-m", "trainlint.cli", "check", "-q", str(LIVE / name)],
+                              capture_output=True, text=True).returncode
+
+    assert [check(n) for n in ("mlflow-healthy", "dvclive-healthy", "wandb-healthy")] == [0, 0, 0]
+    assert [check(n) for n in ("mlflow-diverge", "dvclive-diverge", "wandb-diverge")] == [1, 1, 1]

@@ -185,12 +185,22 @@ def _check(args: argparse.Namespace) -> int:
             print(line)
         if not args.quiet:
             print(check_text.summary(reports, len(skipped_files), len(unreadable)))
-    verdicts = [r.verdict for r in reports]
+    # A file in which nothing was measured (a stdout with only warnings, an hparams-only event file) does not
+    # decide the exit code of a check that judged other logs; alone, it is still "could not judge" (2).
+    judged = [r for r in reports if not _nothing_measured(r)] or reports
+    verdicts = [r.verdict for r in judged]
     if Level.FAIL in verdicts:
         return EXIT_FAIL
     if not reports or Level.NOT_CHECKED in verdicts:
         return EXIT_CANNOT_JUDGE
     return EXIT_OK
+
+
+def _nothing_measured(rep) -> bool:  # type: ignore[no-untyped-def]
+    from .rules.base import Level
+
+    return (rep.verdict == Level.NOT_CHECKED and rep.log is not None and rep.error is None
+            and not any(len(s) for s in rep.log.series.values()))
 
 
 def _one_log(path: str) -> str:

@@ -8,20 +8,32 @@ virtual environments and caches are not entered.
 from __future__ import annotations
 
 import os
+import re
 
 from ._record import field, record
 from .readers import Detection, detect
+from .readers.stores import store_kind
 from .readers.tfevents import is_event_file
 
 SKIP_DIRS = {"node_modules", "__pycache__", "site-packages", ".venv", "venv", ".git", ".hg", ".svn",
              ".mypy_cache", ".ruff_cache", ".pytest_cache", "media", "artifacts"}
-CANDIDATE_SUFFIXES = {".txt", ".log", ".json", ".jsonl", ".csv", ".out"}
+CANDIDATE_SUFFIXES = {".txt", ".log", ".json", ".jsonl", ".csv", ".out", ".wandb"}
 # Files that share a log's suffix but never hold a training curve.
 NOT_LOGS = {"config.json", "run_meta.json", "wandb-summary.json", "wandb-metadata.json", "wandb-events.jsonl",
             "requirements.txt", "package.json", "package-lock.json", "tsconfig.json", "tokenizer.json",
             "tokenizer_config.json", "special_tokens_map.json", "vocab.json", "adapter_config.json",
             "generation_config.json", "preprocessor_config.json", "all_results.json", "train_results.json",
             "eval_results.json", "hparams.yaml", "README.txt", "LICENSE.txt", "NOTICE.txt"}
+
+
+# W&B's debug logs (wandb/debug.log, logs/debug-internal.log, debug-core.log, debug-cli.root.log) are the
+# client's own logging, never a training curve.
+_NOT_LOG_NAME = re.compile(r"^debug(?:-internal|-core|-cli\.[\w.-]+)?\.log$")
+
+
+def _inside(path: str, root: str) -> bool:
+    root = os.path.realpath(root)
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
 @record
@@ -52,6 +64,10 @@ def discover(root: str, max_files: int = 100_000) -> Discovery:
     for dirpath, dirnames, filenames in os.walk(root, followlinks=False, onerror=lambda e: out.unreadable.append(
             (getattr(e, "filename", root) or root, _os_reason(e)))):
         dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d not in SKIP_DIRS)
+        if store_kind(dirpath) is not None:  # an MLflow run or a DVCLive folder: one unit, its files members
+            _consider(dirpath, out)
+            dirnames[:] = []
+            continue
         events = sorted(f for f in filenames if is_event_file(f))
         if events:
             out.found.append(Found(dirpath, "tfevents", f"{len(events)} TensorBoard event file(s)"))
@@ -63,8 +79,11 @@ def discover(root: str, max_files: int = 100_000) -> Discovery:
                 out.skipped.append((os.path.join(dirpath, name), f"over the limit of {max_files} files"))
                 continue
             path = os.path.join(dirpath, name)
-            if name in NOT_LOGS or os.path.splitext(name)[1].lower() not in CANDIDATE_SUFFIXES:
+            if (name in NOT_LOGS or _NOT_LOG_NAME.match(name)
+                    or os.path.splitext(name)[1].lower() not in CANDIDATE_SUFFIXES):
                 continue
+            if os.path.islink(path) and os.path.exists(path) and _inside(os.path.realpath(path), root):
+                continue  # a link to a file of the same tree (W&B's wandb/debug.log): read where it lives
             _consider(path, out)
     return out
 

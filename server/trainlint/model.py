@@ -112,6 +112,7 @@ class Series:
     step_basis: str = "step"
     role_source: str = "default"
     locator: Locator | None = None
+    member: str | None = None      # the file of a store that keeps one metric per file (MLflow, DVCLive)
     steps: array = field(default_factory=lambda: array("d"))
     values: array = field(default_factory=lambda: array("d"))
     walls: array = field(default_factory=lambda: array("d"))
@@ -228,8 +229,11 @@ class LogFile:
     def problem(self, message: str, line: int | None = None, record: int | None = None) -> None:
         self.problems.append(Problem(line, message, record))
 
-    def line_text(self, line_no: int) -> str | None:
-        """The text of a 1-based line, read from disk through the sparse line index."""
+    def line_text(self, line_no: int, path: str | None = None) -> str | None:
+        """The text of a 1-based line, read from disk through the sparse line index (or, for a member file of a
+        store, ``path``, which is small: read whole)."""
+        if path is not None and path != self.path:
+            return member_line(path, line_no)
         if not self.line_index or line_no < 1 or os.path.isdir(self.path):
             return None
         i = bisect_right([first for first, _ in self.line_index], line_no) - 1
@@ -258,12 +262,24 @@ class LogFile:
             member = self.members[s.files[i]] if self.members else self.path
             return Location(member, None, record=s.records[i], offset=s.offsets[i])
         line = s.lines[i] if len(s.lines) > i else 0
+        path = s.member or self.path
         if line <= 0:
-            return Location(self.path, None)
-        text = line_text if line_text is not None else self.line_text(line)
+            return Location(path, None)
+        text = line_text if line_text is not None else self.line_text(line, path)
         if text is not None and s.locator is not None:
             span = s.locator.span(text, s.values[i])
             if span is not None:
-                return Location(self.path, line, span[0] + 1, line, span[1] + 1)
+                return Location(path, line, span[0] + 1, line, span[1] + 1)
         end = len(text) + 1 if text is not None else None
-        return Location(self.path, line, 1, line, end)
+        return Location(path, line, 1, line, end)
+
+
+def member_line(path: str, line_no: int, limit: int = LINE_LOOKUP_BYTES) -> str | None:
+    """Line ``line_no`` of a small member file (one metric of a store), or None."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read(limit)
+    except OSError:
+        return None
+    lines = split_lines(data.decode("utf-8", "replace"))
+    return lines[line_no - 1] if 0 < line_no <= len(lines) else None

@@ -82,7 +82,7 @@ def _range(log: LogFile | None, loc: Location, tr: Tracked, views: Views, series
     if loc.line is None:
         return uri, t.Range(t.Position(0, 0), t.Position(0, 0))
     line0 = loc.line - 1
-    text = log.line_text(loc.line) if log is not None else None
+    text = log.line_text(loc.line, loc.path) if log is not None else None
     if text is None:
         return uri, t.Range(t.Position(line0, 0), t.Position(line0, 0))
     c0 = max(0, (loc.column or 1) - 1)

@@ -16,6 +16,7 @@ from ..discovery import CANDIDATE_SUFFIXES, NOT_LOGS, SKIP_DIRS
 from ..judge import Report, compare_paths, judge_log, judge_path, not_checked
 from ..model import LogFile, Series
 from ..readers import NotALog, Source, detect, open_source
+from ..readers.stores import store_run_of
 from ..readers.tfevents import is_event_file
 from ..rules.base import Level, Skip
 from ..runs import Companions, collect_facts, plan
@@ -101,9 +102,12 @@ class Workspace:
         """The tracked unit a changed path belongs to (an event file's unit is its directory)."""
         if is_event_file(path):
             return os.path.dirname(path)
-        return path
+        run = store_run_of(path)
+        return run if run is not None else path
 
     def is_candidate(self, path: str) -> bool:
+        if store_run_of(path) is not None:
+            return True
         parts = set(path.split(os.sep))
         if parts & SKIP_DIRS or any(p.startswith(".") and p not in (".", "..") for p in path.split(os.sep)[1:-1]):
             return False

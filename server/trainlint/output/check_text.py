@@ -36,7 +36,7 @@ def finding_full(f: Finding, log: LogFile | None, base: str | None = None) -> li
     """The concise line, then the log's line with the value marked, the interpretation and the related places."""
     out = [finding_line(f, base)]
     loc = f.location
-    text = log.line_text(loc.line) if log is not None and loc.line is not None else None
+    text = log.line_text(loc.line, loc.path) if log is not None and loc.line is not None else None
     if text is not None:
         n = str(loc.line)
         pad = " " * len(n)

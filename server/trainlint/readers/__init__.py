@@ -14,6 +14,7 @@ from .._record import record
 from ..model import LogFile
 from ..roles import RoleMap
 from .base import FormatReader, Source, Tail
+from .stores import StoreTail, mlflow_meta, store_kind
 from .tfevents import TensorBoardTail, is_event_file
 
 # Format -> (module, reader class). Modules load on first use: a check of one trainer_state.json
@@ -25,7 +26,7 @@ READERS: dict[str, tuple[str, str]] = {
     "jsonl": ("jsonl", "JsonlReader"),
     "text": ("text_stdout", "TextStdoutReader"),
 }
-FORMATS = (*READERS, "tfevents")
+FORMATS = (*READERS, "tfevents", "mlflow", "dvclive")
 
 
 def _module(name: str):  # type: ignore[no-untyped-def]
@@ -57,6 +58,13 @@ def detect(path: str) -> Detection:
     """Name first, then content. Raises OSError when the path cannot be read."""
     name = os.path.basename(path.rstrip("/"))
     if os.path.isdir(path):
+        kind = store_kind(path)
+        if kind == "mlflow":
+            if mlflow_meta(path).get("lifecycle_stage") == "deleted":
+                return Detection(None, "a deleted MLflow run")
+            return Detection("mlflow", "an MLflow run folder (meta.yaml and metrics/)")
+        if kind == "dvclive":
+            return Detection("dvclive", "a DVCLive folder (plots/metrics/*.tsv)")
         if any(is_event_file(n) for n in os.listdir(path)):
             return Detection("tfevents", "a directory holding TensorBoard event files")
         return Detection(None, "a directory without event files")
@@ -83,7 +91,8 @@ def _detect_content(name: str, suffix: str, raw: bytes) -> Detection | None:
         return Detection(None, "the file is empty")
     if b"\x00" in raw[:4096]:
         if suffix == ".wandb":
-            return Detection(None, "a W&B binary datastore (.wandb); trainlint reads wandb-history.jsonl instead")
+            return Detection(None, "a W&B binary datastore (.wandb), not read yet; trainlint reads the run's stdout "
+                                   "(files/output.log) and wandb-history.jsonl where present")
         return Detection(None, "a binary file, not a text log")
     head = raw.decode("utf-8", "replace")
     if _module("hf_trainer_state").looks_like(head):
@@ -110,6 +119,8 @@ def open_source(path: str, fmt: str | None = None, roles: RoleMap | None = None)
         fmt = d.format
     if fmt == "tfevents":
         return TensorBoardTail(path, roles)
+    if fmt in ("mlflow", "dvclive"):
+        return StoreTail(path, fmt, roles)
     if fmt not in READERS:
         raise ValueError(f"unknown format {fmt!r}; known: {', '.join(FORMATS)}")
     log = LogFile(path=path, format=fmt)
