@@ -20,6 +20,7 @@ import asyncio
 import json
 import math
 import os
+import random
 import statistics
 import struct
 import subprocess
@@ -105,6 +106,28 @@ def gen_events(d: Path, mb: int) -> Path:
                 break
     w.close()
     return path  # type: ignore[return-value]
+
+
+def gen_stdout(path: Path, mb: int) -> None:
+    """Live stdout as trainers print it: HF Trainer 5.x bar redraws and quoted dicts, llm.c lines, tqdm postfixes."""
+    rnd = random.Random(0)
+    with open(path, "w") as f:
+        step, size = 0, 0
+        while size < mb << 20:
+            step += 1
+            parts = [f"\r{100 * step // 900000:3d}%|▏         | {step}/900000 [00:{step % 60:02d}<07:00, 36.31it/s]"]
+            if step % 5 == 0:
+                parts.append(f"\r{' ' * 48}\r{{'loss': '{rnd.random() * 3:.4g}', 'grad_norm': '{rnd.random():.4g}', "
+                             f"'learning_rate': '{1e-4:.4g}', 'epoch': '{step / 1000:.4g}'}}\n")
+            if step % 7 == 0:
+                parts.append(f"step {step}/900000 | train loss {rnd.random() * 3:.6f} | norm {rnd.random():.4f} | "
+                             f"lr 6.00e-04 | (12.3 ms | 41000 tok/s)\n")
+            if step % 3 == 0:
+                parts.append(f"Epoch 3/12:  40%|████      | {step % 32}/32 [00:01<00:02, 12.3it/s, "
+                             f"loss={rnd.random():.4f}, lr=5.32e-03]\r")
+            chunk = "".join(parts)
+            f.write(chunk)
+            size += len(chunk)
 
 
 # -- floors -----------------------------------------------------------------------------------------
@@ -201,11 +224,16 @@ def main() -> None:
     big_jsonl.parent.mkdir(exist_ok=True)
     gen_jsonl(big_jsonl, jsonl_n)
     big_events = gen_events(WORK / f"events-{events_mb}mb", events_mb)
+    big_stdout = WORK / f"stdout-{events_mb}mb" / "train.log"
+    big_stdout.parent.mkdir(exist_ok=True)
+    gen_stdout(big_stdout, events_mb // 5)
     large = [(big_coqui, "coqui", lambda: floor_lines(big_coqui),
               b"\x1b[1m   --> TIME: 2026-02-11 09:00:00 -- STEP: 1/24940 -- GLOBAL_STEP: 999999999\x1b[0m\n"
               b"     | > loss: 0.05  (0.05)\n"),
              (big_jsonl, "jsonl", lambda: floor_lines(big_jsonl), b'{"step": 99999999, "loss": 0.5}\n'),
-             (big_events, "tfevents", lambda: floor_records(big_events), None)]
+             (big_events, "tfevents", lambda: floor_records(big_events), None),
+             (big_stdout, "text", lambda: floor_lines(big_stdout),
+              b"step 999999/900000 | train loss 1.000000 | norm 0.5000 | lr 6.00e-04 | (12.3 ms | 41000 tok/s)\n")]
     for p, _fmt, _, _ in large:
         tl = wall([*TRAINLINT, str(p)], 1)
         tpt = wall([*tp, str(p)], 1) if tp else float("nan")
@@ -216,8 +244,11 @@ def main() -> None:
     print("2. parse vs floor (in process)")
     for p, fmt, floor, _ in large:
         fl, pt = floor(), parse_time(p, fmt)
-        print(f"   parse {pt:6.2f} s, floor {fl:6.2f} s: {pt / fl:5.1f}x  {p.name}")
-        rows.append((f"parse / floor, {fmt}", f"{pt / fl:.1f}x", "<= 3x", f"{pt:.2f} s vs {fl:.2f} s"))
+        mbs = (p.stat().st_size / (1 << 20)) / pt if p.is_file() else float("nan")
+        print(f"   parse {pt:6.2f} s ({mbs:5.1f} MB/s), floor {fl:6.2f} s: {pt / fl:5.1f}x  {p.name}")
+        rows.append((f"parse / floor, {fmt}", f"{pt / fl:.1f}x", "<= 3x",
+                     f"{pt:.2f} s vs {fl:.2f} s" + (f"; {mbs:.1f} MB/s (goal >= 20 MB/s for text)"
+                                                    if fmt == "text" else "")))
     print("3. re-judge after one appended record vs cold read + judge (in process)")
     for p, fmt, _, rec in large:
         warm, cold = append_rejudge(p, fmt, rec)

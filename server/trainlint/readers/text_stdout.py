@@ -86,6 +86,9 @@ class _State:
     epoch_base: int | None = None
     keras_epoch: int | None = None
     in_metrics_block: bool = False
+    # the last progress-bar line without a postfix: parsed only when a value needs its step (most bar lines
+    # of a live run are redraws nobody reads)
+    pending_bar: str | None = None
     # HF dicts take the bar's step only if the bar moved between the first two train dicts (a log
     # captured without the bar's redraws has one stale position); until then points are pending.
     hf_mode: str | None = None
@@ -125,16 +128,22 @@ class TextStdoutReader(FormatReader):
 
     def _line(self, line: str, n: int, st: _State) -> None:
         log = self.log
-        if _TRACEBACK.match(line):
-            log.events.append(Event(EventKind.TRACEBACK, st.step, n, line.strip()))
-            return
-        if _KILLED.search(line) and st.step is not None:
-            log.events.append(Event(EventKind.INTERRUPTED, st.step, n, line.strip()[:200]))
-        if "|" in line and "%" in line and self._tqdm(line, n, st):
-            return
-        if _HF_DICT.match(line):
+        if "%|" in line:  # a progress bar first: most lines of a live run are its redraws
+            if "=" not in line:
+                st.pending_bar = line
+                return
+            self._settle_bar(st)
+            if self._tqdm(line, n, st):
+                return
+        if "{'" in line and _HF_DICT.match(line):
+            self._settle_bar(st)
             self._hf_dict(line, n, st)
             return
+        if line.startswith("Traceback") and _TRACEBACK.match(line):
+            log.events.append(Event(EventKind.TRACEBACK, st.step, n, line.strip()))
+            return
+        if st.step is not None and _KILLED.search(line):
+            log.events.append(Event(EventKind.INTERRUPTED, st.step, n, line.strip()[:200]))
         if self._structured(line, n, st):
             return
         if st.in_metrics_block:
@@ -216,6 +225,14 @@ class TextStdoutReader(FormatReader):
         return False
 
     # -- progress bars ----------------------------------------------------------------------
+    def _settle_bar(self, st: _State) -> None:
+        if st.pending_bar is not None:
+            line, st.pending_bar = st.pending_bar, None
+            self._tqdm(line, 0, st)
+
+    def finish(self) -> None:
+        self._settle_bar(self.state)
+
     def _tqdm(self, line: str, n: int, st: _State) -> bool:
         m = _TQDM.search(line)
         if m is None:
