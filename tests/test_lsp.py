@@ -202,7 +202,12 @@ async def test_invalid_settings_are_reported_and_defaults_used(tmp_path: Path):
 
 
 async def test_each_file_s_diagnostics_come_worst_first(client: LanguageClient, workspace: Path):
-    shutil.copytree(RUNS / "gallery-fp16_nan", workspace / "fp16")  # appears while the server watches
+    staged = workspace.parent / "fp16"
+    shutil.copytree(RUNS / "gallery-fp16_nan", staged)
+    old = time.time() - 3 * 86400  # a run that stopped long ago (a fresh checkout gives new mtimes)
+    for p in staged.rglob("*"):
+        os.utime(p, (old, old))
+    staged.rename(workspace / "fp16")  # appears while the server watches
     uri = (workspace / "fp16" / "trainer_state.json").as_uri()
     diags = await until(lambda: client.diagnostics.get(uri), what="fp16 diagnostics")
     # the report lists TP-NAN-GRAD (WARN, line 35) first; the editor gets the FAILs first, then the WARNs

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import CORPUS, FIXTURES, GALLERY, RUNS, corpus
+from conftest import CORPUS, FIXTURES, RUNS, corpus
 from rulekit import faithful, ids, judge, only
 from trainlint.rules.base import Level, Skip
 
@@ -88,7 +88,7 @@ def test_a_diverging_run_fails_by_divergence_once_it_has_risen(tmp_path: Path):
 
 
 def test_fp16_overflow_with_a_finite_loss_is_a_warning(tmp_path: Path):
-    f = only(judge(GALLERY / "fp16_nan" / "trainer_state.json"), "TP-NAN-GRAD")
+    f = only(judge(RUNS / "gallery-fp16_nan" / "trainer_state.json"), "TP-NAN-GRAD")
     v = f.evidence.values
     assert (f.level, f.location.line, v["count"], v["loss_finite_after"], v["loss_after"]) == (
         Level.WARN, 35, 2, 57, 57)
