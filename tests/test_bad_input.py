@@ -166,3 +166,18 @@ def test_cli_never_shows_a_traceback_on_the_corpus_bad_inputs(tmp_path):
     r = check(bad)
     assert "Traceback" not in r.stdout + r.stderr and r.returncode in (0, 1, 2)
     assert "trainer_state.json" in r.stdout
+
+
+def test_a_fifo_named_like_a_log_never_hangs_and_hides_nothing(tmp_path):
+    """A FIFO named train.log (or a link to /dev/stdin) is not read: it is skipped with the reason, and the
+    other run's FAIL still decides the exit code."""
+    shutil.copytree(RUNS / "gallery-lr_hot", tmp_path / "lr_hot")
+    os.mkfifo(tmp_path / "train.log")
+    (tmp_path / "stdin.log").symlink_to("/dev/stdin")
+    r = subprocess.run([sys.executable, "-m", "trainlint.cli", "check", str(tmp_path)], capture_output=True,
+                       text=True, timeout=60, stdin=subprocess.PIPE)  # a pipe on stdin: it must not be read
+    assert r.returncode == 1 and "TP-DIVERGE [FAIL]" in r.stdout, (r.stdout, r.stderr)
+    assert "train.log: cannot be read: not a regular file: a pipe (FIFO)" in r.stderr, r.stderr
+    one = subprocess.run([sys.executable, "-m", "trainlint.cli", "check", "--log-format", "text", "/dev/zero"],
+                         capture_output=True, text=True, timeout=60)
+    assert one.returncode == 2 and "not a regular file: a device" in one.stdout + one.stderr

@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 
 from ._record import field, record
+from .fsio import open_regular
 from .model import Role
 from .roles import ROLE_NAMES, RoleMap
 from .rules.thresholds import Thresholds
@@ -112,7 +113,7 @@ def find_config(start: str) -> str | None:
 
 def _pyproject_section(path: str) -> dict[str, Any] | None:
     try:
-        with open(path, "rb") as f:
+        with open_regular(path) as f:
             raw = f.read()
     except OSError:
         return None
@@ -137,8 +138,8 @@ def load(path: str | None) -> Config:
     try:
         import yaml
 
-        with open(path, encoding="utf-8") as f:
-            data = yaml.safe_load(f)
+        with open_regular(path) as f:
+            data = yaml.safe_load(f.read().decode("utf-8", "replace"))
     except OSError as e:
         return Config(source=path, errors=[f"{path}: cannot read ({e.strerror or e})"])
     except Exception as e:

@@ -16,6 +16,7 @@ from bisect import bisect_right
 from enum import StrEnum
 
 from ._record import field, record
+from .fsio import open_regular
 from .lines import split_lines
 
 TYPE_CHECKING = False
@@ -244,7 +245,7 @@ class LogFile:
         if i + 1 < len(self.line_index):  # the chunk ends where the next one starts
             limit = min(limit, self.line_index[i + 1][1] - offset + 1)
         try:
-            with open(self.path, "rb") as f:
+            with open_regular(self.path) as f:
                 f.seek(offset)
                 block = f.read(limit)
         except OSError:
@@ -277,7 +278,7 @@ class LogFile:
 def member_line(path: str, line_no: int, limit: int = LINE_LOOKUP_BYTES) -> str | None:
     """Line ``line_no`` of a small member file (one metric of a store), or None."""
     try:
-        with open(path, "rb") as f:
+        with open_regular(path) as f:
             data = f.read(limit)
     except OSError:
         return None

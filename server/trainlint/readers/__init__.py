@@ -11,6 +11,7 @@ import os
 import re
 
 from .._record import record
+from ..fsio import open_regular
 from ..model import LogFile
 from ..roles import RoleMap
 from .base import FormatReader, Source, Tail
@@ -71,7 +72,7 @@ def detect(path: str) -> Detection:
     suffix = os.path.splitext(name)[1].lower()
     if is_event_file(name) and suffix not in _TEXT_SUFFIXES:
         return Detection("tfevents", "TensorBoard event file name")
-    with open(path, "rb") as f:
+    with open_regular(path) as f:
         raw = f.read(HEAD_BYTES)
         found = _detect_content(name, suffix, raw)
         if found is not None:

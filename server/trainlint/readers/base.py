@@ -14,6 +14,7 @@ import os
 from abc import ABC, abstractmethod
 
 from .._record import record
+from ..fsio import open_regular
 from ..lines import count_breaks, count_breaks_bytes, ends_with_break
 from ..model import LogFile, Series, series_key
 from ..roles import Classified, RoleMap, classify
@@ -166,7 +167,7 @@ class Tail(Source):
         if (st.st_size == self.size and st.st_mtime_ns == self.mtime_ns
                 and self.identity is not None and self.identity[0] == st.st_ino):
             return False
-        with open(self.path, "rb") as f:
+        with open_regular(self.path) as f:
             head = f.read(IDENTITY_BYTES)
             replaced = self.identity is not None and (
                 self.identity[0] != st.st_ino or st.st_size < self.offset

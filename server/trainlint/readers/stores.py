@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 
+from ..fsio import open_regular
 from ..model import NUMBER_RE, Locator, LogFile, parse_number
 from ..roles import RoleMap
 from .base import MAX_LINE, FormatReader, Source
@@ -48,7 +49,7 @@ def mlflow_meta(path: str) -> dict:
     import yaml
 
     try:
-        with open(os.path.join(path, "meta.yaml"), "rb") as f:
+        with open_regular(os.path.join(path, "meta.yaml")) as f:
             data = yaml.safe_load(f.read(MAX_META))
     except (OSError, yaml.YAMLError):
         return {}
@@ -106,7 +107,7 @@ class StoreTail(Source):
         if st.st_size == offset:
             self.offsets[full] = (offset, next_line, st.st_ino)
             return False
-        with open(full, "rb") as f:
+        with open_regular(full) as f:
             f.seek(offset)
             data = f.read(min(st.st_size - offset, 64 << 20))
         cut = data.rfind(b"\n") + 1  # complete lines only: a half-written one is read next time

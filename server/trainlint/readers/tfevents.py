@@ -16,6 +16,7 @@ import os
 import struct
 
 from .._record import field, record
+from ..fsio import open_regular
 from ..model import Event, EventKind, LogFile, Series, series_key
 from ..roles import RoleMap, classify
 from .base import Source
@@ -157,7 +158,7 @@ class TensorBoardTail(Source):
         fs.inode, fs.size, fs.mtime_ns = st.st_ino, st.st_size, st.st_mtime_ns
         if fs.broken:
             return False
-        with open(fs.path, "rb") as f:
+        with open_regular(fs.path) as f:
             f.seek(fs.offset)
             buf = b""  # bytes from fs.offset on
             while not fs.broken:

@@ -12,6 +12,7 @@ import itertools
 import math
 import os
 
+from ..fsio import open_regular
 from ..model import Event, EventKind, Location, LogFile, Role, Series
 from ..output.values import fmt_step
 from .base import (
@@ -250,12 +251,12 @@ def _zip_state(path: str) -> tuple[str, str] | None:
     if size == 0:
         return TL_CKPT_TRUNCATED.id, "the file is empty"
     try:
-        with open(path, "rb") as f:
-            magic = f.read(4)
-        if magic != b"PK\x03\x04":
-            return None  # legacy (pickle) checkpoint: cannot be checked without loading it, so it is not
-        with zipfile.ZipFile(path) as z:
-            bad = z.testzip()
+        with open_regular(path) as f:
+            if f.read(4) != b"PK\x03\x04":
+                return None  # legacy (pickle) checkpoint: cannot be checked without loading it, so it is not
+            f.seek(0)
+            with zipfile.ZipFile(f) as z:  # the file checked above, not the path again
+                bad = z.testzip()
     except zipfile.BadZipFile as e:
         return TL_CKPT_TRUNCATED.id, f"the archive is cut short ({e})"
     except (OSError, EOFError, ValueError) as e:
