@@ -182,18 +182,25 @@ def check_resume(ctx: Context) -> CheckResult:
                     "how many." if e.kind == EventKind.RESTART else ""),
                 Evidence(values, "restart at step {step}"), _event_loc(log, e), s.label, s.key))
     st = stats(s)
+    dups = st.dups
     if st.first_back is not None:
         i, prev = st.first_back, st.prev_of_back
         values = {"series": s.label, "from_step": Step(s.steps[prev]), "to_step": Step(s.steps[i]),
                   "line": ctx.point(s, prev).line or 0}
+        template = "{series}: step {to_step} follows step {from_step}"
+        if dups and all(b >= i for _, b in dups):
+            # `tee -a` after a restart: the steps the new attempt logs again are the seam's doing, not a
+            # separate fault. One finding names the seam and counts them.
+            values["relogged"] = len(dups)
+            template += "; {relogged} steps after it were logged before it too"
+            dups = []
         f = Finding(TL_RESUME.id, TL_RESUME.level,
-                    "The steps go back: a resumed run appended to the same log. The rules judge the points in "
-                    "file order, so the end of the log is the end of the last attempt.",
-                    Evidence(values, "{series}: step {to_step} follows step {from_step}"), ctx.point(s, i),
+                    "The steps go back: a restarted or resumed run appended to the same log. Rules that judge a "
+                    "trend (TP-DIVERGE, TP-DEAD-RUN) judge the last attempt, from this seam on.",
+                    Evidence(values, template), ctx.point(s, i),
                     s.label, s.key, marks={i: "restart", prev: "before"})
         f.related.append(Related("before-restart", ctx.point(s, prev), f"step {fmt_step(s.steps[prev])}"))
         res.findings.append(f)
-    dups = st.dups
     res.measurements.append(Measurement("resume", s.label, {"duplicate_steps": len(dups)},
                                         f"{len(dups)} steps logged twice with different values"))
     if dups:

@@ -87,7 +87,7 @@ def stats(s: Series) -> Stats:
             if v < 0:
                 st.negative += 1
         x = steps[i]
-        if top >= 0 and st.first_back is None and x <= steps[top]:
+        if top >= 0 and st.first_back is None and x < steps[top]:  # a seam: the step counter went back
             st.first_back, st.prev_of_back = i, top
         if top < 0 or x > steps[top]:
             top = i
