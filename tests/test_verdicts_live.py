@@ -149,3 +149,15 @@ def test_dead_run_skips_a_log_that_is_the_tail_of_a_run(tmp_path: Path):
     assert "TP-DEAD-RUN" not in ids(rep)
     assert "tail of a longer run" in rep.coverage["dead-run"]["`loss`"].detail
 
+
+
+def test_a_warmup_longer_than_the_run(tmp_path: Path):
+    f = only(judge(LIVE / "hf-warmup" / "train.log"), "TL-LR-WARMUP")
+    v = f.evidence.values
+    assert (f.level, f.location.line, v["points"], v["last_step"], v["planned"]) == (Level.WARN, 760, 60, 300, 300)
+    faithful(f)
+    assert "TL-LR-WARMUP" not in ids(judge(LIVE / "hf-healthy" / "train.log"))
+    fresh = tmp_path / "train.log"
+    fresh.write_bytes((LIVE / "hf-warmup" / "train.log").read_bytes())
+    live = judge(fresh, live=True)  # just written: a run still warming up, not a fault
+    assert "TL-LR-WARMUP" not in ids(live) and live.coverage["lr-warmup"]["`learning_rate`"].reason == Skip.TOO_EARLY

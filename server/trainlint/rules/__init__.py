@@ -18,6 +18,7 @@ CHECKS: tuple[Check, ...] = (
     loss_level.CHECKS[3],          # dead-run
     grad.CHECKS[1],                # grad-spike
     lr.CHECKS[0],                  # lr
+    lr.CHECKS[1],                  # lr-warmup
     timing.CHECKS[0],              # step-time
     timing.CHECKS[1],              # loader
     overfit.CHECKS[0],             # overfit

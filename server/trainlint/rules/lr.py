@@ -1,7 +1,9 @@
-"""TP-ZERO-LR and TP-ZERO-LR-PARTIAL: learning rates at or below zero."""
+"""TP-ZERO-LR and TP-ZERO-LR-PARTIAL: learning rates at or below zero; TL-LR-WARMUP: a warm-up the run never
+finished."""
 
 from __future__ import annotations
 
+import itertools
 import math
 
 from ..model import Role, Series
@@ -24,6 +26,8 @@ from .stats import stats
 
 TP_ZERO_LR = Rule("TP-ZERO-LR", Level.FAIL, "lr", "The learning rate is zero (or negative) throughout")
 TP_ZERO_LR_PARTIAL = Rule("TP-ZERO-LR-PARTIAL", Level.WARN, "lr", "The learning rate is zero for a large share")
+TL_LR_WARMUP = Rule("TL-LR-WARMUP", Level.WARN, "lr-warmup",
+                    "The run ended while its learning rate was still warming up")
 
 
 def check_lr(ctx: Context) -> CheckResult:
@@ -62,4 +66,47 @@ def check_lr(ctx: Context) -> CheckResult:
     return per_series(ctx, Role.LR, res, one, "learning-rate")
 
 
-CHECKS = (Check("lr", (TP_ZERO_LR, TP_ZERO_LR_PARTIAL), check_lr, "share of learning rates <= 0"),)
+def check_warmup(ctx: Context) -> CheckResult:
+    """A stopped run whose learning rate rose at every logged point to its last one never reached its peak
+    (HF ``warmup_steps`` longer than ``max_steps``). A live run is still warming up: it is not judged yet."""
+    res = CheckResult()
+    th = ctx.th
+    age = ctx.facts.get("age_s")
+
+    def one(s: Series) -> SkipReason | None:
+        vals = [v for v in s.values if math.isfinite(v)]
+        if len(vals) < th.min_points_for_trend:
+            return SkipReason(Skip.TOO_FEW, f"{len(vals)} finite learning rates, fewer than {th.min_points_for_trend}")
+        if age is not None and age < th.running_if_written_within_s:
+            return SkipReason(Skip.TOO_EARLY, f"the run is still being written (written {age:.0f} s ago): a rising "
+                              "learning rate is its warm-up")
+        planned = ctx.log.facts.get("max_steps")
+        if isinstance(planned, int | float) and planned > 0 and s.steps[-1] < 0.95 * planned:
+            return SkipReason(Skip.NOT_APPLICABLE, f"the log ends at step {s.steps[-1]:g} of {planned:g} planned: "
+                              "the run went on (or stopped early), so its warm-up may have ended after")
+        rising = all(b > a for a, b in itertools.pairwise(vals))
+        res.measurements.append(Measurement("lr-warmup", s.label, {"rising_to_the_end": rising},
+                                            "rising at every point to the end" if rising else "not rising throughout"))
+        if not rising or vals[0] <= 0:
+            return None
+        last = len(s) - 1
+        values = {"series": s.label, "first": vals[0], "last": vals[-1], "points": len(vals),
+                  "first_step": Step(s.steps[0]), "last_step": Step(s.steps[last])}
+        template = ("{series}: rose at each of its {points} points, from {first} at step {first_step} to {last} "
+                    "at step {last_step}, and the log ends there")
+        if isinstance(planned, int | float) and planned > 0:
+            values["planned"] = Step(planned)
+            template += " (planned steps: {planned})"
+        res.findings.append(Finding(
+            TL_LR_WARMUP.id, TL_LR_WARMUP.level,
+            "The learning rate was still rising when the run ended: a warm-up longer than the run (HF "
+            "`warmup_steps` against `max_steps`, detectron2 `WARMUP_ITERS` against `MAX_ITER`) or a schedule that "
+            "only increases. The run never trained at a settled rate, and any decay never happened.",
+            Evidence(values, template), ctx.point(s, last), s.label, s.key, marks={last: "end", 0: "start"}))
+        return None
+
+    return per_series(ctx, Role.LR, res, one, "learning-rate")
+
+
+CHECKS = (Check("lr", (TP_ZERO_LR, TP_ZERO_LR_PARTIAL), check_lr, "share of learning rates <= 0"),
+          Check("lr-warmup", (TL_LR_WARMUP,), check_warmup, "a warm-up that lasted the whole run"))
