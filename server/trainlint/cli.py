@@ -154,7 +154,7 @@ def _check(args: argparse.Namespace) -> int:
         if args.log_format and not os.path.isdir(path):
             reports.append(judge_path(path, cfg, args.log_format))
             continue
-        p = plan(path)
+        p = plan(path, cfg)
         skipped_files.extend(p.skipped)
         unreadable.extend(p.unreadable)
         companions_read.extend(p.companions)
@@ -253,14 +253,14 @@ def _series(args: argparse.Namespace) -> int:
     for path in args.paths:
         targets = [(path, args.log_format)]
         if os.path.isdir(path) and not args.log_format:
-            d = discover(path)
+            d = discover(path, formats=cfg)
             targets = [(f.path, f.format) for f in d.found]
             if not targets:
                 print(f"trainlint: {path}: no training logs found", file=sys.stderr)
                 status = EXIT_CANNOT_JUDGE
         for target, fmt in targets:
             try:
-                src = open_source(target, fmt, cfg.roles)
+                src = open_source(target, fmt, cfg.roles, cfg.format_for(target))
                 src.update()
             except NotALog as e:
                 print(f"trainlint: {target}: not a training log ({e})", file=sys.stderr)

@@ -1,4 +1,4 @@
-"""Project configuration: ``.trainlint.yaml`` (``yaml.safe_load`` only) or ``[tool.trainlint]``.
+r"""Project configuration: ``.trainlint.yaml`` (``yaml.safe_load`` only) or ``[tool.trainlint]``.
 
 ```yaml
 roles:                 # series name (or glob) -> role; replaces the default for that role
@@ -9,6 +9,9 @@ select: [TP, TL]       # rule IDs or prefixes
 ignore: [TP-THROUGHPUT]
 baseline:              # run glob -> baseline log (compare rules)
   "runs/*": runs/baseline/trainer_state.json
+formats:               # in-house prints: a file glob and line patterns with a `step` group and metric groups
+  - files: "logs/*.out"
+    lines: ['ep=\d+ it=(?P<step>\d+) loss=(?P<loss>\S+)']
 ```
 An invalid entry is reported and skipped; the rest of the file still applies.
 """
@@ -39,6 +42,20 @@ class Config:
     baseline: dict[str, str] = field(default_factory=dict)
     source: str | None = None
     errors: list[str] = field(default_factory=list)
+    formats: list[Any] = field(default_factory=list)            # readers.custom.UserFormat
+    # (line in the configuration file, message) for errors that have a place, for the editor
+    placed: list[tuple[int, str]] = field(default_factory=list)
+
+    def format_for(self, path: str) -> Any:
+        """The user format whose glob matches ``path`` (relative to the configuration's folder), or None."""
+        from fnmatch import fnmatchcase
+
+        for uf in self.formats:
+            rel = os.path.relpath(os.path.abspath(path), uf.base).replace(os.sep, "/")
+            if not rel.startswith("../") and (fnmatchcase(rel, uf.files) or fnmatchcase(os.path.basename(rel),
+                                                                                         uf.files)):
+                return uf
+        return None
 
     def enabled(self, rule_id: str) -> bool:
         if self.select and not any(rule_id == s or rule_id.startswith(s) for s in self.select):
@@ -46,14 +63,14 @@ class Config:
         return not any(rule_id == s or rule_id.startswith(s) for s in self.ignore)
 
 
-def from_mapping(data: Any, source: str | None = None) -> Config:
+def from_mapping(data: Any, source: str | None = None, lines: dict[tuple[Any, ...], int] | None = None) -> Config:
     cfg = Config(source=source)
     if data is None:
         return cfg
     if not isinstance(data, dict):
         cfg.errors.append(f"{source or 'configuration'}: expected a mapping at the top level")
         return cfg
-    known = {"roles", "thresholds", "select", "ignore", "baseline"}
+    known = {"roles", "thresholds", "select", "ignore", "baseline", "formats"}
     for key in data:
         if key not in known:
             cfg.errors.append(f"unknown setting {key!r} (known: {', '.join(sorted(known))})")
@@ -91,7 +108,70 @@ def from_mapping(data: Any, source: str | None = None) -> Config:
         cfg.baseline = {"*": bl}
     else:
         cfg.errors.append("baseline: expected a mapping of run glob to baseline path")
+    _formats(cfg, data.get("formats"), lines or {})
     return cfg
+
+
+def _formats(cfg: Config, raw: Any, lines: dict[tuple[Any, ...], int]) -> None:
+    """``formats:`` -> UserFormat entries; a bad entry is an error on its line of the YAML file."""
+    import re
+
+    from .readers.custom import UserFormat
+
+    if raw is None:
+        return
+    base = os.path.dirname(os.path.abspath(cfg.source)) if cfg.source else os.getcwd()
+
+    def bad(where: tuple[Any, ...], message: str) -> None:
+        line = lines.get(where) or lines.get(where[:2]) or lines.get(where[:1])
+        cfg.errors.append(f"line {line}: {message}" if line else message)
+        if line:
+            cfg.placed.append((line, message))
+
+    if not isinstance(raw, list):
+        bad(("formats",), "formats: expected a list of {files: <glob>, lines: [<regex>, ...]}")
+        return
+    for i, entry in enumerate(raw):
+        if not isinstance(entry, dict) or not isinstance(entry.get("files"), str):
+            bad(("formats", i), f"formats[{i}]: expected {{files: <glob>, lines: [<regex>, ...]}}")
+            continue
+        pats = entry.get("lines")
+        pats = [pats] if isinstance(pats, str) else pats
+        if not isinstance(pats, list) or not pats:
+            bad(("formats", i, "lines"), f"formats[{i}].lines: expected a list of regular expressions")
+            continue
+        compiled = []
+        for j, src in enumerate(pats):
+            try:
+                pat = re.compile(str(src))
+            except re.error as e:
+                bad(("formats", i, "lines", j), f"formats[{i}].lines[{j}]: not a regular expression ({e})")
+                continue
+            groups = set(pat.groupindex)
+            if "step" not in groups or len(groups) < 2:
+                bad(("formats", i, "lines", j), f"formats[{i}].lines[{j}]: needs a group named step and one named "
+                    "group per metric, e.g. it=(?P<step>\\d+) loss=(?P<loss>\\S+)")
+                continue
+            compiled.append(pat)
+        if compiled:
+            cfg.formats.append(UserFormat(entry["files"], tuple(compiled), base))
+
+
+def _yaml_lines(node: Any, path: tuple[Any, ...] = ()) -> dict[tuple[Any, ...], int]:
+    """1-based line of every key and list item of a composed YAML document, by its path."""
+    import yaml
+
+    out: dict[tuple[Any, ...], int] = {}
+    if isinstance(node, yaml.MappingNode):
+        for k, v in node.value:
+            key = (*path, k.value)
+            out[key] = k.start_mark.line + 1
+            out.update(_yaml_lines(v, key))
+    elif isinstance(node, yaml.SequenceNode):
+        for i, v in enumerate(node.value):
+            out[(*path, i)] = v.start_mark.line + 1
+            out.update(_yaml_lines(v, (*path, i)))
+    return out
 
 
 def find_config(start: str) -> str | None:
@@ -139,12 +219,14 @@ def load(path: str | None) -> Config:
         import yaml
 
         with open_regular(path) as f:
-            data = yaml.safe_load(f.read().decode("utf-8", "replace"))
+            text = f.read().decode("utf-8", "replace")
+        data = yaml.safe_load(text)
+        lines = _yaml_lines(yaml.compose(text)) if isinstance(data, dict) and "formats" in data else {}
     except OSError as e:
         return Config(source=path, errors=[f"{path}: cannot read ({e.strerror or e})"])
     except Exception as e:
         return Config(source=path, errors=[f"{path}: not valid YAML ({e})"])
-    return from_mapping(data, path)
+    return from_mapping(data, path, lines)
 
 
 def for_path(path: str) -> Config:

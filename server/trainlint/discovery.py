@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+from typing import Any
 
 from ._record import field, record
 from .readers import Detection, detect
@@ -54,11 +55,12 @@ class Discovery:
         return len(self.found) + len(self.skipped) + len(self.unreadable)
 
 
-def discover(root: str, max_files: int = 100_000) -> Discovery:
-    """Walk ``root`` (a file or a directory) for training logs."""
+def discover(root: str, max_files: int = 100_000, formats: Any = None) -> Discovery:
+    """Walk ``root`` (a file or a directory) for training logs. ``formats`` is the configuration (its
+    ``formats:`` entries make files of any name logs)."""
     out = Discovery()
     if not os.path.isdir(root):
-        _consider(root, out)
+        _consider(root, out, formats)
         return out
     seen = 0
     for dirpath, dirnames, filenames in os.walk(root, followlinks=False, onerror=lambda e: out.unreadable.append(
@@ -79,6 +81,9 @@ def discover(root: str, max_files: int = 100_000) -> Discovery:
                 out.skipped.append((os.path.join(dirpath, name), f"over the limit of {max_files} files"))
                 continue
             path = os.path.join(dirpath, name)
+            if formats is not None and formats.format_for(path) is not None:
+                out.found.append(Found(path, "custom", "a format declared in the configuration"))
+                continue
             if (name in NOT_LOGS or _NOT_LOG_NAME.match(name)
                     or os.path.splitext(name)[1].lower() not in CANDIDATE_SUFFIXES):
                 continue
@@ -88,7 +93,10 @@ def discover(root: str, max_files: int = 100_000) -> Discovery:
     return out
 
 
-def _consider(path: str, out: Discovery) -> None:
+def _consider(path: str, out: Discovery, formats: Any = None) -> None:
+    if formats is not None and os.path.isfile(path) and formats.format_for(path) is not None:
+        out.found.append(Found(path, "custom", "a format declared in the configuration"))
+        return
     try:
         if os.path.islink(path) and not os.path.exists(path):
             out.unreadable.append((path, "a broken symbolic link"))

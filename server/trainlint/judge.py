@@ -191,7 +191,7 @@ def not_checked(path: str, fmt: str | None, reason: str, code: Skip = Skip.UNREA
 
 
 def open_log(path: str, cfg: Config, fmt: str | None = None) -> Source:
-    return open_source(path, fmt, cfg.roles)
+    return open_source(path, fmt, cfg.roles, cfg.format_for(path))
 
 
 def judge_path(path: str, cfg: Config | None = None, fmt: str | None = None,

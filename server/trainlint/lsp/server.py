@@ -53,6 +53,7 @@ class TrainlintServer(LanguageServer):
         self.flush_task: asyncio.Task[Any] | None = None
         self.stop_watch: asyncio.Event | None = None
         self.settings_errors: list[str] = []
+        self.config_uris: set[str] = set()  # configuration files that have diagnostics
         self.pull = False
 
     # -- plumbing ----------------------------------------------------------------------------
@@ -178,8 +179,25 @@ class TrainlintServer(LanguageServer):
                     message=f"{i + 1}/{len(paths)} {os.path.basename(p)}", percentage=int(100 * (i + 1) / total)))
         if token is not None:
             self.work_done_progress.end(token, t.WorkDoneProgressEnd(message=f"{len(paths)} logs judged"))
+        self.report_config()
+
+    def report_config(self) -> None:
+        """Configuration problems: a message each, and a diagnostic on its line of the YAML file when it has one."""
         for err in self.ws.config_errors():
             self.message(f"trainlint: {err}")
+        now: dict[str, list[t.Diagnostic]] = {}
+        for cfg in self.ws.configs():
+            if cfg.source and not cfg.source.endswith(".toml"):
+                now[dg.file_uri(cfg.source)] = [t.Diagnostic(
+                    range=t.Range(t.Position(line - 1, 0), t.Position(line, 0)), message=msg,
+                    severity=t.DiagnosticSeverity.Error, code="config", source=dg.SOURCE) for line, msg in cfg.placed]
+        if not self.pull:
+            for uri in self.config_uris - set(now):
+                self.text_document_publish_diagnostics(t.PublishDiagnosticsParams(uri, []))
+            for uri, diags in now.items():
+                if diags or uri in self.config_uris:
+                    self.text_document_publish_diagnostics(t.PublishDiagnosticsParams(uri, diags))
+        self.config_uris = {u for u, d in now.items() if d}
 
     def _cancelled(self, token: str) -> bool:
         fut = self.work_done_progress.tokens.get(token)
@@ -233,8 +251,7 @@ class TrainlintServer(LanguageServer):
         if config_changed:
             self.ws.forget_configs()
             await self.rejudge_all(reopen=True)
-            for err in self.ws.config_errors():
-                self.message(f"trainlint: {err}")
+            self.report_config()
         for unit in units:
             await self.judge(unit)
 

@@ -75,8 +75,11 @@ class Workspace:
             self._configs[d] = cfg
         if self.select or self.ignore:
             cfg = Config(cfg.roles, cfg.thresholds, self.select or cfg.select, cfg.ignore + self.ignore,
-                         cfg.baseline, cfg.source, cfg.errors)
+                         cfg.baseline, cfg.source, cfg.errors, cfg.formats, cfg.placed)
         return cfg
+
+    def configs(self) -> list[Config]:
+        return list(self._configs.values())
 
     def config_errors(self) -> list[str]:
         out: list[str] = []
@@ -90,7 +93,7 @@ class Workspace:
     # -- discovery ---------------------------------------------------------------------------
     def discover(self, root: str) -> list[str]:
         """Logs under root that are not tracked yet (they are added, not judged)."""
-        p = plan(root)
+        p = plan(root, self.config_for(root))
         new = []
         for item in p.items:
             if item.path not in self.tracked:
@@ -145,7 +148,7 @@ class Workspace:
         cfg = self.config_for(path)
         try:
             if t.source is None:
-                t.source = open_source(path, t.format, cfg.roles)
+                t.source = open_source(path, t.format, cfg.roles, cfg.format_for(path))
             changed = t.source.update()
         except NotALog as e:
             t.source, changed = None, True

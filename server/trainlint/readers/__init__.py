@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib
 import os
 import re
+from typing import Any
 
 from .._record import record
 from ..fsio import open_regular
@@ -27,7 +28,7 @@ READERS: dict[str, tuple[str, str]] = {
     "jsonl": ("jsonl", "JsonlReader"),
     "text": ("text_stdout", "TextStdoutReader"),
 }
-FORMATS = (*READERS, "tfevents", "mlflow", "dvclive")
+FORMATS = (*READERS, "tfevents", "mlflow", "dvclive")  # "custom" needs a `formats:` entry of the configuration
 
 
 def _module(name: str):  # type: ignore[no-untyped-def]
@@ -111,8 +112,16 @@ def _detect_content(name: str, suffix: str, raw: bytes) -> Detection | None:
     return None
 
 
-def open_source(path: str, fmt: str | None = None, roles: RoleMap | None = None) -> Source:
-    """A reader positioned at the start of ``path``. Raises NotALog or OSError."""
+def open_source(path: str, fmt: str | None = None, roles: RoleMap | None = None, user: Any = None) -> Source:
+    """A reader positioned at the start of ``path``. Raises NotALog or OSError. ``user`` is the matching
+    ``formats:`` entry of the configuration (readers.custom.UserFormat), which wins over detection."""
+    if user is not None and fmt in (None, "custom"):
+        from .custom import CustomReader
+
+        log = LogFile(path=path, format="custom")
+        return Tail(path, CustomReader(log, roles, user.patterns))
+    if fmt == "custom":
+        raise NotALog("no `formats:` entry of the configuration matches this file")
     if fmt is None:
         d = detect(path)
         if d.format is None:
