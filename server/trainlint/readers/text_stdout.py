@@ -238,16 +238,16 @@ class TextStdoutReader(FormatReader):
         if m is None:
             return False
         desc = line[:m.start()]
-        if _EVAL_DESC.search(desc):
+        known = _bar_desc(desc)  # (an evaluation bar?, epoch, planned epochs): a bar repeats its description
+        if known[0]:
             return True  # an evaluation bar: its position is not the training step
         pos, total = int(m.group("n")), int(m.group("total"))
-        em = _EPOCH_DESC.search(desc)
-        if em is not None:
-            ep = int(em.group("ep"))
+        if known[1] is not None:
+            ep = known[1]
             if st.epoch_base is None:
                 st.epoch_base = ep
-            if em.group("tot"):
-                self.log.facts["planned_epochs"] = int(em.group("tot"))
+            if known[2] is not None:
+                self.log.facts["planned_epochs"] = known[2]
             st.bar_total = max(st.bar_total, total)
             step = float((ep - st.epoch_base) * total + pos)
             if st.bar_step is not None and step < st.bar_step:
@@ -382,6 +382,16 @@ class TextStdoutReader(FormatReader):
         if basis != "epoch":
             self.log.facts["last_step"] = step
         return s
+
+
+@lru_cache(maxsize=256)
+def _bar_desc(desc: str) -> tuple[bool, int | None, int | None]:
+    if _EVAL_DESC.search(desc):
+        return True, None, None
+    em = _EPOCH_DESC.search(desc)
+    if em is None:
+        return False, None, None
+    return False, int(em.group("ep")), int(em.group("tot")) if em.group("tot") else None
 
 
 @lru_cache(maxsize=1024)
