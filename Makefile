@@ -40,7 +40,8 @@ GALLERY_VENV ?= $(HOME)/.cache/trainlint-gallery/venv
 gallery:
 	test -x $(GALLERY_VENV)/bin/python || $(PYTHON) -m venv $(GALLERY_VENV)
 	$(GALLERY_VENV)/bin/pip install --quiet torch==2.13.0
-	$(GALLERY_VENV)/bin/pip install --quiet transformers accelerate lightning keras mlflow dvclive wandb
+	$(GALLERY_VENV)/bin/pip install --quiet transformers accelerate lightning keras mlflow dvclive wandb \
+	  tensorflow-cpu tensorboard
 	GALLERY_PYTHON=$(GALLERY_VENV)/bin/python $(PY) fixtures/live/make_gallery.py
 
 bench: $(STAMP)

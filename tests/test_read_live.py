@@ -164,3 +164,20 @@ def test_stores_in_the_cli_verdicts_and_exit_codes():
 
     assert [check(n) for n in ("mlflow-healthy", "dvclive-healthy", "wandb-healthy")] == [0, 0, 0]
     assert [check(n) for n in ("mlflow-diverge", "dvclive-diverge", "wandb-diverge")] == [1, 1, 1]
+
+
+def test_keras_tensorboard_split_folders_are_one_run_with_held_out_validation():
+    """Keras' TensorBoard callback (TensorFlow backend) writes logs/train and logs/validation: one unit, and
+    validation/epoch_loss is held-out loss, not a second train loss."""
+    from trainlint.discovery import discover
+
+    logs = LIVE / "keras-tb-healthy" / "logs"
+    assert detect(str(logs)).format == "tfevents"
+    found = sorted((Path(f.path).name, f.format) for f in discover(str(LIVE / "keras-tb-healthy")).found)
+    assert found == [("logs", "tfevents"), ("train.log", "text")]  # not logs/train and logs/validation apart
+    log = read(str(logs))
+    train, val = series(log, "train/epoch_loss"), series(log, "validation/epoch_loss")
+    assert (train.role, val.role, len(train), len(val)) == (Role.TRAIN_LOSS, Role.EVAL_LOSS, 12, 12)
+    assert len(log.members) == 2 and {Path(m).parent.name for m in log.members} == {"train", "validation"}
+    broken = read(str(LIVE / "keras-tb-diverge" / "logs"))
+    assert any(v != v for v in series(broken, "validation/epoch_loss").values)

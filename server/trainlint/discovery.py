@@ -14,7 +14,7 @@ from typing import Any
 from ._record import field, record
 from .readers import Detection, detect
 from .readers.stores import store_kind
-from .readers.tfevents import is_event_file
+from .readers.tfevents import is_event_file, split_dirs
 
 SKIP_DIRS = {"node_modules", "__pycache__", "site-packages", ".venv", "venv", ".git", ".hg", ".svn",
              ".mypy_cache", ".ruff_cache", ".pytest_cache", "media", "artifacts"}
@@ -70,6 +70,11 @@ def discover(root: str, max_files: int = 100_000, formats: Any = None) -> Discov
             _consider(dirpath, out)
             dirnames[:] = []
             continue
+        splits = split_dirs(dirpath)
+        if splits:  # Keras' logs/train + logs/validation: one run
+            out.found.append(Found(dirpath, "tfevents", f"TensorBoard split folders: "
+                                   f"{', '.join(os.path.basename(d) for d in splits)}"))
+            dirnames[:] = [d for d in dirnames if os.path.join(dirpath, d) not in splits]
         events = sorted(f for f in filenames if is_event_file(f))
         if events:
             out.found.append(Found(dirpath, "tfevents", f"{len(events)} TensorBoard event file(s)"))

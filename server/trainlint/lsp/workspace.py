@@ -17,7 +17,7 @@ from ..judge import Report, compare_paths, judge_log, judge_path, not_checked
 from ..model import LogFile, Series
 from ..readers import NotALog, Source, detect, open_source
 from ..readers.stores import store_run_of
-from ..readers.tfevents import is_event_file
+from ..readers.tfevents import SPLITS, is_event_file, split_dirs
 from ..rules.base import Level, Skip
 from ..runs import Companions, collect_facts, plan
 
@@ -104,7 +104,9 @@ class Workspace:
     def unit_for(self, path: str) -> str:
         """The tracked unit a changed path belongs to (an event file's unit is its directory)."""
         if is_event_file(path):
-            return os.path.dirname(path)
+            d = os.path.dirname(path)
+            parent = os.path.dirname(d)
+            return parent if os.path.basename(d) in SPLITS and split_dirs(parent) else d
         run = store_run_of(path)
         return run if run is not None else path
 
@@ -200,4 +202,4 @@ class Workspace:
         t = self.tracked.get(path)
         if t is not None:
             return t
-        return self.tracked.get(os.path.dirname(path)) if is_event_file(path) else None
+        return self.tracked.get(self.unit_for(path)) if is_event_file(path) else None

@@ -17,7 +17,7 @@ from ..model import LogFile
 from ..roles import RoleMap
 from .base import FormatReader, Source, Tail
 from .stores import StoreTail, mlflow_meta, store_kind
-from .tfevents import TensorBoardTail, is_event_file
+from .tfevents import TensorBoardTail, is_event_file, split_dirs
 
 # Format -> (module, reader class). Modules load on first use: a check of one trainer_state.json
 # does not pay for the CSV module or the stdout reader's patterns.
@@ -69,6 +69,8 @@ def detect(path: str) -> Detection:
             return Detection("dvclive", "a DVCLive folder (plots/metrics/*.tsv)")
         if any(is_event_file(n) for n in os.listdir(path)):
             return Detection("tfevents", "a directory holding TensorBoard event files")
+        if split_dirs(path):
+            return Detection("tfevents", "a TensorBoard run written as split folders (train/, validation/)")
         return Detection(None, "a directory without event files")
     suffix = os.path.splitext(name)[1].lower()
     if is_event_file(name) and suffix not in _TEXT_SUFFIXES:

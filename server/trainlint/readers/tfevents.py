@@ -67,6 +67,24 @@ def is_event_file(name: str) -> bool:
     return "tfevents" in os.path.basename(name)
 
 
+# Keras' TensorBoard callback writes one run as <logdir>/train and <logdir>/validation: one unit, its series
+# named by split (validation/epoch_loss is held-out loss).
+SPLITS = ("train", "validation", "val", "eval", "test")
+
+
+def split_dirs(path: str) -> list[str]:
+    """The split subfolders of ``path`` that hold event files (at least two, and none in ``path`` itself)."""
+    try:
+        names = os.listdir(path)
+    except OSError:
+        return []
+    if any(is_event_file(n) for n in names):
+        return []
+    out = [os.path.join(path, n) for n in sorted(names) if n in SPLITS and os.path.isdir(os.path.join(path, n))
+           and any(is_event_file(m) for m in os.listdir(os.path.join(path, n)))]
+    return out if len(out) >= 2 else []
+
+
 @record
 class _FileState:
     path: str
@@ -78,6 +96,7 @@ class _FileState:
     mtime_ns: int = -1
     file_version: float = 0.0
     broken: bool = False   # a header CRC failed: the rest of the file cannot be framed
+    prefix: str = ""       # "validation/" for a member of a split subfolder
 
 
 @record
@@ -99,23 +118,23 @@ class TensorBoardTail(Source):
         self.roles = roles or RoleMap()
         self.log = log or LogFile(path=path, format="tfevents")
         self._files: dict[str, _FileState] = {}
-        self._run = _RunState()
+        self._runs: dict[str, _RunState] = {}   # TensorBoard's per-run state, per split subfolder
         self._provisional: list[Event] = []
         self._event_pb2: Any = None
         self._by_tag: dict[str, Series] = {}
 
     def _members(self) -> list[str]:
         if os.path.isdir(self.path):
-            names = sorted(n for n in os.listdir(self.path) if is_event_file(n)
-                           and os.path.isfile(os.path.join(self.path, n)))
-            return [os.path.join(self.path, n) for n in names]
+            dirs = split_dirs(self.path) or [self.path]
+            return [os.path.join(d, n) for d in dirs for n in sorted(os.listdir(d))
+                    if is_event_file(n) and os.path.isfile(os.path.join(d, n))]
         return [self.path]
 
     def restart(self) -> None:
         fresh = LogFile(path=self.path, format="tfevents")
         self.log.__dict__.update(fresh.__dict__)
         self._files.clear()
-        self._run = _RunState()
+        self._runs = {}
         self._provisional = []
         self._by_tag = {}
 
@@ -146,7 +165,9 @@ class TensorBoardTail(Source):
         for p in members:
             fs = self._files.get(p)
             if fs is None:
-                fs = self._files[p] = _FileState(p, len(self.log.members))
+                sub = os.path.dirname(p)
+                prefix = os.path.basename(sub) + "/" if os.path.isdir(self.path) and sub != self.path else ""
+                fs = self._files[p] = _FileState(p, len(self.log.members), prefix=prefix)
                 self.log.members.append(p)
             changed |= self._read_file(fs)
         return changed
@@ -218,7 +239,7 @@ class TensorBoardTail(Source):
                              record=fs.record)
             return
         what = ev.WhichOneof("what")
-        run = self._run
+        run = self._runs.setdefault(fs.prefix, _RunState())
         if what == "file_version":
             try:
                 fs.file_version = float(ev.file_version.split(":")[-1])
@@ -240,7 +261,7 @@ class TensorBoardTail(Source):
             return
         step = float(ev.step)
         if fs.file_version < 2 and step < run.most_recent_step:
-            tags = {v.tag for v in ev.summary.value}
+            tags = {fs.prefix + v.tag for v in ev.summary.value}
             self._purge(step, tags, fs, offset, "an out-of-order step")
         run.most_recent_step = step
         wall, record, findex = ev.wall_time, fs.record, fs.index
@@ -253,7 +274,7 @@ class TensorBoardTail(Source):
                 value = self._scalar(v, run)
                 if value is None:
                     continue
-            tag = v.tag
+            tag = fs.prefix + v.tag if fs.prefix else v.tag
             prev = last_step.get(tag)
             if prev is not None and step <= prev:
                 run.duplicates[tag] = run.duplicates.get(tag, 0) + 1
@@ -317,19 +338,20 @@ class TensorBoardTail(Source):
 
     def _purge(self, step: float, tags: set[str] | None, fs: _FileState, offset: int, why: str) -> None:
         dropped = 0
+        run = self._runs.setdefault(fs.prefix, _RunState())
         for s in self.log.series.values():
-            if tags is not None and s.name not in tags:
+            if (tags is not None and s.name not in tags) or (tags is None and s.name not in run.last_step):
                 continue
             drop = {i for i, x in enumerate(s.steps) if x >= step}
             if drop:
                 dropped += len(drop)
                 s.remove_indices(drop)
         for s in self.log.series.values():
-            if s.name in self._run.last_step and (tags is None or s.name in tags):
+            if s.name in run.last_step and (tags is None or s.name in tags):
                 if len(s):
-                    self._run.last_step[s.name] = max(s.steps)
+                    run.last_step[s.name] = max(s.steps)
                 else:
-                    del self._run.last_step[s.name]
+                    del run.last_step[s.name]
         self.log.events.append(Event(
             EventKind.RESTART, step, None,
             f"{why} at step {step:g}: {dropped} earlier points at steps >= {step:g} were dropped, as TensorBoard does",
