@@ -62,6 +62,10 @@ def file_dict(log: LogFile) -> dict[str, Any]:
     })
 
 
+# Where a series' steps come from, said on every line (a log without step numbers still has findings to find).
+_BASIS = {"step": "steps", "progress-bar": "progress-bar steps", "epoch": "epochs", "index": "log entries"}
+
+
 def render_text(log: LogFile, rel: str) -> list[str]:
     out = [f"{rel}  [{log.format}]  {len(log.series)} series, {len(log.events)} events, "
            f"{len(log.problems)} problems"]
@@ -75,7 +79,7 @@ def render_text(log: LogFile, rel: str) -> list[str]:
         comp = ", component" if s.component else ""
         cfg = ", role from config" if s.role_source != "default" else ""
         out.append(f"  {s.name!s:40} {s.role.value:13} {s.aggregation.value:15} {n:7d} pts  "
-                   f"steps {fmt_step(s.steps[0])}..{fmt_step(s.steps[n - 1])}  "
+                   f"{_BASIS.get(s.step_basis, s.step_basis)} {fmt_step(s.steps[0])}..{fmt_step(s.steps[n - 1])}  "
                    f"last {fmt_value(s.values[n - 1])}  {where}{comp}{cfg}")
     for e in log.events:
         where = f"line {e.line}" if e.line is not None else f"record {e.record}"
