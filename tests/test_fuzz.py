@@ -28,6 +28,7 @@ SEEDS = {
     "text": LOGS / "gpt2_train.11672114.log",
     "mlflow": next((FIXTURES / "live" / "mlflow-diverge" / "mlruns" / "0").glob("*/metrics/train_loss")),
     "dvclive": FIXTURES / "live" / "dvclive-diverge" / "dvclive" / "plots" / "metrics" / "train_loss.tsv",
+    "mlflow-db": FIXTURES / "live" / "mlflow-db-diverge" / "mlflow.db",
 }
 _TMP = Path(tempfile.mkdtemp(prefix="trainlint-fuzz-"))
 

@@ -87,3 +87,21 @@ async def test_growing_logs_in_the_server(client: LanguageClient, workspace: Pat
             assert not errors, (lines, errors)
         else:
             assert ("TP-NAN", 28) in errors, (lines, errors)
+
+
+async def test_an_mlflow_database_s_findings_go_on_its_text_view(client: LanguageClient, workspace: Path):
+    import shutil
+
+    shutil.copy(LIVE / "mlflow-db-diverge" / "mlflow.db", workspace / "broken" / "mlflow.db")
+    db = workspace / "broken" / "mlflow.db"
+    view_uri = "trainlint-events://" + str(db)
+    deadline = time.monotonic() + 20
+    while view_uri not in client.diagnostics and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
+    codes = {(str(d.code), d.range.start.line) for d in client.diagnostics[view_uri]}
+    res = await client.protocol.send_request_async("trainlint/renderEvents", {"uri": db.as_uri()})
+    text = res["text"] if isinstance(res, dict) else res.text
+    lines = text.splitlines()
+    assert lines[0].startswith("# trainlint view of mlflow.db: 204 scalars")
+    nan_line = next(i for i, ln in enumerate(lines) if ln.startswith("204\ttrain_loss\tnan"))
+    assert ("TP-NAN", nan_line) in codes, (codes, nan_line)

@@ -162,8 +162,8 @@ def test_stores_in_the_cli_verdicts_and_exit_codes():
         return subprocess.run([sys.executable, "-m", "trainlint.cli", "check", "-q", str(LIVE / name)],
                               capture_output=True, text=True).returncode
 
-    assert [check(n) for n in ("mlflow-healthy", "dvclive-healthy", "wandb-healthy")] == [0, 0, 0]
-    assert [check(n) for n in ("mlflow-diverge", "dvclive-diverge", "wandb-diverge")] == [1, 1, 1]
+    assert [check(n) for n in ("mlflow-healthy", "mlflow-db-healthy", "dvclive-healthy", "wandb-healthy")] == [0] * 4
+    assert [check(n) for n in ("mlflow-diverge", "mlflow-db-diverge", "dvclive-diverge", "wandb-diverge")] == [1] * 4
 
 
 def test_keras_tensorboard_split_folders_are_one_run_with_held_out_validation():
@@ -181,3 +181,26 @@ def test_keras_tensorboard_split_folders_are_one_run_with_held_out_validation():
     assert len(log.members) == 2 and {Path(m).parent.name for m in log.members} == {"train", "validation"}
     broken = read(str(LIVE / "keras-tb-diverge" / "logs"))
     assert any(v != v for v in series(broken, "validation/epoch_loss").values)
+
+
+def test_mlflow_sqlite_store_reads_nan_from_is_nan_and_never_touches_the_file(tmp_path):
+    import hashlib
+    import shutil
+
+    db = tmp_path / "mlflow.db"
+    shutil.copy(LIVE / "mlflow-db-diverge" / "mlflow.db", db)
+    before = (hashlib.sha256(db.read_bytes()).hexdigest(), sorted(p.name for p in tmp_path.iterdir()))
+    assert detect(str(db)).format == "mlflow-db"
+    log = read(str(db))
+    loss = series(log, "train_loss")
+    assert (len(loss), loss.steps[0], series(log, "val_loss").role) == (96, 4, Role.EVAL_LOSS)
+    nan_at = [loss.steps[i] for i, v in enumerate(loss.values) if v != v]
+    assert nan_at[0] == 204 and len(nan_at) == 46  # stored as 0.0 with is_nan = 1: NaN, not a zero loss
+    assert 0.0 not in list(loss.values)
+    loc = log.locate(loss, 0)
+    assert loc.record == 96 and loc.line is None  # the findings go on the text view (one row per line)
+    assert log.facts["run_status"] == "finished"
+    after = (hashlib.sha256(db.read_bytes()).hexdigest(), sorted(p.name for p in tmp_path.iterdir()))
+    assert before == after  # no journal, no lock file, no write
+    healthy = read(str(LIVE / "mlflow-db-healthy" / "mlflow.db"))
+    assert all(v == v for v in series(healthy, "train_loss").values)

@@ -221,7 +221,7 @@ def test_findings_squiggle_hover_live_update_and_events_view(page, code_server: 
 
     # An event file opens as text through the extension's command: with no event file active it asks for one.
     member = next((code_server["ws"] / "tb" / "tensorboard_logs").iterdir())
-    _command(pg, "trainlint: Open Event File as Text")
+    _command(pg, "trainlint: Open Event File or MLflow Database as Text")
     pg.wait_for_selector(".quick-input-widget input", state="visible")
     # VS Code's simple file dialog completes folder names while one types: set the path at once, then Enter
     # until it accepts (it validates the path asynchronously).

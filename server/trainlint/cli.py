@@ -73,7 +73,8 @@ def _parser() -> argparse.ArgumentParser:
     cp.add_argument("--quiet", "-q", action="store_true")
     common(cp)
 
-    e = sub.add_parser("events", help="print a TensorBoard event file as text, one scalar per line")
+    e = sub.add_parser("events", help="print a TensorBoard event file (or an MLflow SQLite store) as text, one "
+                                      "scalar per line")
     e.add_argument("path", metavar="FILE")
     common(e)
 
@@ -282,10 +283,11 @@ def _series(args: argparse.Namespace) -> int:
 
 def _events(args: argparse.Namespace) -> int:
     from .events_view import render
-    from .readers import open_source
+    from .readers import detect, open_source
 
     try:
-        src = open_source(args.path, "tfevents")
+        fmt = "mlflow-db" if detect(args.path).format == "mlflow-db" else "tfevents"
+        src = open_source(args.path, fmt)
         src.update()
     except OSError as e:
         print(f"trainlint: {args.path}: cannot be read ({e.strerror or e})", file=sys.stderr)

@@ -18,7 +18,7 @@ from .readers.tfevents import is_event_file, split_dirs
 
 SKIP_DIRS = {"node_modules", "__pycache__", "site-packages", ".venv", "venv", ".git", ".hg", ".svn",
              ".mypy_cache", ".ruff_cache", ".pytest_cache", "media", "artifacts"}
-CANDIDATE_SUFFIXES = {".txt", ".log", ".json", ".jsonl", ".csv", ".out", ".wandb"}
+CANDIDATE_SUFFIXES = {".txt", ".log", ".json", ".jsonl", ".csv", ".out", ".wandb", ".db"}
 # Files that share a log's suffix but never hold a training curve.
 NOT_LOGS = {"config.json", "run_meta.json", "wandb-summary.json", "wandb-metadata.json", "wandb-events.jsonl",
             "requirements.txt", "package.json", "package-lock.json", "tsconfig.json", "tokenizer.json",

@@ -252,7 +252,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       // An event file is binary: VS Code opens it in a tab without a text editor, so look at the tab too.
       const tab = vscode.window.tabGroups.activeTabGroup.activeTab?.input as { uri?: vscode.Uri } | undefined;
       let file = arg ?? vscode.window.activeTextEditor?.document.uri ?? tab?.uri;
-      if (!file || !file.path.includes("tfevents")) {
+      if (!file || !(file.path.includes("tfevents") || file.path.endsWith(".db"))) {
         const picked = await vscode.window.showOpenDialog({ canSelectMany: false, openLabel: "Open as text",
           filters: { "TensorBoard event files": ["*"] } });
         file = picked?.[0];

@@ -25,6 +25,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
 from .. import __version__
+from ..readers import BINARY_FORMATS
 from ..readers.tfevents import is_event_file
 from . import diagnostics as dg
 from .hover import finding_markdown, point_markdown
@@ -458,13 +459,11 @@ async def on_render_events(ls: TrainlintServer, params: Any) -> dict[str, Any]:
     if not uri:
         raise ValueError("trainlint/renderEvents needs {\"uri\": <event file or trainlint-events: URI>}")
     member = dg.member_of(uri) or to_fs_path(uri)
-    if not member or not is_event_file(member):
-        raise ValueError(f"not a TensorBoard event file: {uri}")
-    tr = ls.ws.by_file(member)
-    if tr is None:
-        tr = await ls.in_worker(ls.ws.track, member)
-        if tr is None:
-            raise ValueError(f"cannot read {member}")
+    if not member:
+        raise ValueError(f"not a file URI: {uri}")
+    tr = ls.ws.by_file(member) or await ls.in_worker(ls.ws.track, member)
+    if tr is None or tr.format not in BINARY_FORMATS:
+        raise ValueError(f"not a TensorBoard event file or an MLflow SQLite store: {uri}")
     await ls.judge(tr.path)
     if tr.log is None:
         raise ValueError(f"cannot read {member}: {tr.report.error if tr.report else 'unknown error'}")

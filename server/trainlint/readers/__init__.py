@@ -28,7 +28,9 @@ READERS: dict[str, tuple[str, str]] = {
     "jsonl": ("jsonl", "JsonlReader"),
     "text": ("text_stdout", "TextStdoutReader"),
 }
-FORMATS = (*READERS, "tfevents", "mlflow", "dvclive")  # "custom" needs a `formats:` entry of the configuration
+FORMATS = (*READERS, "tfevents", "mlflow", "dvclive", "mlflow-db")
+# Formats without lines: their findings go on a text view of their records (event files, a database).
+BINARY_FORMATS = ("tfevents", "mlflow-db")  # "custom" needs a `formats:` entry of the configuration
 
 
 def _module(name: str):  # type: ignore[no-untyped-def]
@@ -77,7 +79,7 @@ def detect(path: str) -> Detection:
         return Detection("tfevents", "TensorBoard event file name")
     with open_regular(path) as f:
         raw = f.read(HEAD_BYTES)
-        found = _detect_content(name, suffix, raw)
+        found = _detect_content(path, name, suffix, raw)
         if found is not None:
             return found
         if len(raw) == HEAD_BYTES:
@@ -90,9 +92,13 @@ def detect(path: str) -> Detection:
     return Detection(None, "no training-log pattern in its first 64 KB")
 
 
-def _detect_content(name: str, suffix: str, raw: bytes) -> Detection | None:
+def _detect_content(path: str, name: str, suffix: str, raw: bytes) -> Detection | None:
     if not raw:
         return Detection(None, "the file is empty")
+    if raw.startswith(b"SQLite format 3\x00"):
+        if _module("mlflow_db").is_mlflow_db(path):
+            return Detection("mlflow-db", "an MLflow SQLite store (metrics and runs tables)")
+        return Detection(None, "an SQLite database without MLflow's metrics and runs tables")
     if b"\x00" in raw[:4096]:
         if suffix == ".wandb":
             return Detection(None, "a W&B binary datastore (.wandb), not read yet; trainlint reads the run's stdout "
@@ -133,6 +139,10 @@ def open_source(path: str, fmt: str | None = None, roles: RoleMap | None = None,
         return TensorBoardTail(path, roles)
     if fmt in ("mlflow", "dvclive"):
         return StoreTail(path, fmt, roles)
+    if fmt == "mlflow-db":
+        from .mlflow_db import MlflowDbTail
+
+        return MlflowDbTail(path, roles)
     if fmt not in READERS:
         raise ValueError(f"unknown format {fmt!r}; known: {', '.join(FORMATS)}")
     log = LogFile(path=path, format=fmt)
