@@ -14,6 +14,7 @@ const { recorded, settings, docEvents, textDocument, Uri } = stub.__stub;
 
 function context() {
   return { subscriptions: [], extensionPath: root, globalState: { get() {}, update: async () => {} },
+    globalStorageUri: Uri.file(fs.mkdtempSync(path.join(os.tmpdir(), "trainlint-storage-"))),
     workspaceState: { get() {}, update: async () => {} }, asAbsolutePath: (p) => path.join(root, p) };
 }
 
