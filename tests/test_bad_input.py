@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -181,3 +182,34 @@ def test_a_fifo_named_like_a_log_never_hangs_and_hides_nothing(tmp_path):
     one = subprocess.run([sys.executable, "-m", "trainlint.cli", "check", "--log-format", "text", "/dev/zero"],
                          capture_output=True, text=True, timeout=60)
     assert one.returncode == 2 and "not a regular file: a device" in one.stdout + one.stderr
+
+
+def test_a_yaml_alias_bomb_is_refused_on_its_line_quickly(tmp_path):
+    """389 bytes of aliases used to expand to gigabytes once turned into strings: aliases are refused."""
+    from trainlint.config import load
+
+    bomb = ["roles:", '  a: &a ["x","x","x","x","x","x","x","x","x"]']
+    for k in "bcdefghi":
+        prev = chr(ord(k) - 1)
+        bomb.append(f"  {k}: &{k} [*{prev},*{prev},*{prev},*{prev},*{prev},*{prev},*{prev},*{prev},*{prev}]")
+    (tmp_path / ".trainlint.yaml").write_text("\n".join(bomb) + "\n")
+    t = time.monotonic()
+    cfg = load(str(tmp_path / ".trainlint.yaml"))
+    assert time.monotonic() - t < 5
+    assert len(cfg.errors) == 1 and "line 3: aliases (*name) are not allowed" in cfg.errors[0], cfg.errors
+
+
+def test_a_configuration_above_the_project_never_silences_it(tmp_path, monkeypatch):
+    """A stranger's .trainlint.yaml in a folder above the project (/tmp, /) is not read."""
+    (tmp_path / ".trainlint.yaml").write_text("ignore: [TP]\n")     # would silence every TP rule
+    project = tmp_path / "project"
+    (project / ".git").mkdir(parents=True)
+    shutil.copytree(RUNS / "gallery-lr_hot", project / "lr_hot")
+    monkeypatch.chdir(project)
+    r = subprocess.run([sys.executable, "-m", "trainlint.cli", "check", "-q", "lr_hot"], capture_output=True,
+                       text=True, cwd=project, timeout=60)
+    assert r.returncode == 1 and "TP-DIVERGE [FAIL]" in r.stdout
+    (project / ".trainlint.yaml").write_text("ignore: [TP-GRAD-SPIKE]\n")  # the project's own is read
+    r = subprocess.run([sys.executable, "-m", "trainlint.cli", "check", "-q", "lr_hot"], capture_output=True,
+                       text=True, cwd=project, timeout=60)
+    assert "TP-DIVERGE [FAIL]" in r.stdout and "TP-GRAD-SPIKE" not in r.stdout

@@ -282,6 +282,7 @@ def test_editor_baseline_from_trainlint_yaml(tmp_path):
     shutil.copytree(RUNS / "gallery-bad_labels", tmp_path / "runs" / "bad")
     (tmp_path / ".trainlint.yaml").write_text('baseline:\n  "runs/*": base/trainer_state.json\n')
     ws = Workspace()
+    ws.roots = [str(tmp_path)]  # the editor's workspace folder: configurations are read up to it
     [path] = ws.discover(str(tmp_path / "runs"))
     ws.refresh(path)
     rep = ws.tracked[path].report

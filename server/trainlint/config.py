@@ -19,6 +19,7 @@ An invalid entry is reported and skipped; the rest of the file still applies.
 from __future__ import annotations
 
 import os
+from functools import lru_cache
 
 from ._record import field, record
 from .fsio import open_regular
@@ -174,9 +175,30 @@ def _yaml_lines(node: Any, path: tuple[Any, ...] = ()) -> dict[tuple[Any, ...], 
     return out
 
 
-def find_config(start: str) -> str | None:
-    """The nearest .trainlint.yaml (or pyproject.toml with [tool.trainlint]) at or above ``start``."""
+def project_root(start: str) -> str:
+    """How far up a configuration is looked for: the nearest folder with ``.git`` at or above ``start``, else
+    the working directory when ``start`` is inside it, else ``start``'s own folder. Never ``/`` or ``/tmp`` for a
+    run that merely sits there: a stranger's configuration above a project must not silence its FAILs."""
     d = os.path.abspath(start if os.path.isdir(start) else os.path.dirname(start) or ".")
+    probe = d
+    while True:
+        if os.path.exists(os.path.join(probe, ".git")):
+            return probe
+        parent = os.path.dirname(probe)
+        if parent == probe:
+            break
+        probe = parent
+    cwd = os.getcwd()
+    return cwd if d == cwd or d.startswith(cwd.rstrip(os.sep) + os.sep) else d
+
+
+def find_config(start: str, stop: str | None = None) -> str | None:
+    """The nearest .trainlint.yaml (or pyproject.toml with [tool.trainlint]) at or above ``start``, up to
+    ``stop`` (the workspace folder in the editor; :func:`project_root` otherwise) and no further."""
+    d = os.path.abspath(start if os.path.isdir(start) else os.path.dirname(start) or ".")
+    stop = os.path.abspath(stop) if stop else project_root(start)
+    if not (d == stop or d.startswith(stop.rstrip(os.sep) + os.sep)):
+        stop = d
     while True:
         for name in CONFIG_NAMES:
             p = os.path.join(d, name)
@@ -186,7 +208,7 @@ def find_config(start: str) -> str | None:
         if os.path.isfile(pp) and _pyproject_section(pp) is not None:
             return pp
         parent = os.path.dirname(d)
-        if parent == d:
+        if parent == d or d == stop:
             return None
         d = parent
 
@@ -220,8 +242,9 @@ def load(path: str | None) -> Config:
 
         with open_regular(path) as f:
             text = f.read().decode("utf-8", "replace")
-        data = yaml.safe_load(text)
-        lines = _yaml_lines(yaml.compose(text)) if isinstance(data, dict) and "formats" in data else {}
+        loader = _no_aliases_loader()  # safe_load's loader, refusing aliases
+        data = yaml.load(text, Loader=loader)
+        lines = _yaml_lines(yaml.compose(text, Loader=loader)) if isinstance(data, dict) and "formats" in data else {}
     except OSError as e:
         return Config(source=path, errors=[f"{path}: cannot read ({e.strerror or e})"])
     except Exception as e:
@@ -229,5 +252,22 @@ def load(path: str | None) -> Config:
     return from_mapping(data, path, lines)
 
 
-def for_path(path: str) -> Config:
-    return load(find_config(path))
+@lru_cache(maxsize=1)
+def _no_aliases_loader():  # type: ignore[no-untyped-def]
+    import yaml
+
+    class NoAliases(yaml.SafeLoader):
+        """safe_load, and no aliases: a 400-byte alias bomb expands to gigabytes once turned into strings."""
+
+        def compose_node(self, parent, index):  # type: ignore[no-untyped-def]
+            if self.check_event(yaml.AliasEvent):
+                event = self.peek_event()
+                raise yaml.YAMLError(f"line {event.start_mark.line + 1}: aliases (*name) are not allowed in "
+                                     "trainlint's configuration; write the value out")
+            return super().compose_node(parent, index)
+
+    return NoAliases
+
+
+def for_path(path: str, stop: str | None = None) -> Config:
+    return load(find_config(path, stop))

@@ -71,7 +71,7 @@ class Workspace:
         d = path if os.path.isdir(path) else os.path.dirname(path)
         cfg = self._configs.get(d)
         if cfg is None:
-            cfg = config_mod.for_path(path)
+            cfg = config_mod.for_path(path, self.root_of(path))
             self._configs[d] = cfg
         if self.select or self.ignore:
             cfg = Config(cfg.roles, cfg.thresholds, self.select or cfg.select, cfg.ignore + self.ignore,
@@ -80,6 +80,12 @@ class Workspace:
 
     def configs(self) -> list[Config]:
         return list(self._configs.values())
+
+    def root_of(self, path: str) -> str | None:
+        """The workspace folder holding ``path``: configurations are looked for up to it, never above."""
+        p = os.path.abspath(path)
+        inside = [r for r in self.roots if p == r or p.startswith(r.rstrip(os.sep) + os.sep)]
+        return max(inside, key=len) if inside else None
 
     def config_errors(self) -> list[str]:
         out: list[str] = []
