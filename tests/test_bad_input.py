@@ -213,3 +213,24 @@ def test_a_configuration_above_the_project_never_silences_it(tmp_path, monkeypat
     r = subprocess.run([sys.executable, "-m", "trainlint.cli", "check", "-q", "lr_hot"], capture_output=True,
                        text=True, cwd=project, timeout=60)
     assert "TP-DIVERGE [FAIL]" in r.stdout and "TP-GRAD-SPIKE" not in r.stdout
+
+
+def test_one_hostile_file_never_hides_the_other_runs_findings(tmp_path):
+    """JSON nested 1,000 deep, a folder tree 1,100 deep, `.inf` for an integer threshold: each is reported
+    where it is, and the other run's FAIL is still printed and still decides the exit code."""
+    shutil.copytree(RUNS / "gallery-lr_hot", tmp_path / "lr_hot")
+    (tmp_path / "deep").mkdir()
+    (tmp_path / "deep" / "trainer_state.json").write_text('{"log_history": ' + "[" * 1000 + "]" * 1000 + "}")
+    d = tmp_path / "tree"
+    d.mkdir()
+    for _ in range(1100):  # deeper than Python's recursion limit (os.walk recurses in 3.11)
+        d = d / "d"
+        os.mkdir(d)
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".trainlint.yaml").write_text("thresholds:\n  min_points_for_trend: .inf\n")
+    r = subprocess.run([sys.executable, "-m", "trainlint.cli", "check", str(tmp_path)], capture_output=True,
+                       text=True, timeout=120, cwd=tmp_path)
+    assert "internal error" not in r.stderr, r.stderr
+    assert r.returncode == 1 and "TP-DIVERGE [FAIL]" in r.stdout, (r.stdout[-2000:], r.stderr[-2000:])
+    assert "min_points_for_trend' must be a finite non-negative int" in r.stderr
+    assert "deep/trainer_state.json: NOT-CHECKED" in r.stdout and "RecursionError" in r.stdout

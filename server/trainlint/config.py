@@ -225,7 +225,7 @@ def _pyproject_section(path: str) -> dict[str, Any] | None:
 
     try:
         data = tomllib.loads(raw.decode("utf-8", "replace"))
-    except tomllib.TOMLDecodeError:
+    except (tomllib.TOMLDecodeError, RecursionError):  # an array nested 1,000 deep is not a configuration
         return None
     section = data.get("tool", {}).get("trainlint")
     return section if isinstance(section, dict) else None

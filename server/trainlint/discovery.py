@@ -18,6 +18,7 @@ from .readers.tfevents import is_event_file, split_dirs
 
 SKIP_DIRS = {"node_modules", "__pycache__", "site-packages", ".venv", "venv", ".git", ".hg", ".svn",
              ".mypy_cache", ".ruff_cache", ".pytest_cache", "media", "artifacts"}
+MAX_DEPTH = 64
 CANDIDATE_SUFFIXES = {".txt", ".log", ".json", ".jsonl", ".csv", ".out", ".wandb", ".db"}
 # Files that share a log's suffix but never hold a training curve.
 NOT_LOGS = {"config.json", "run_meta.json", "wandb-summary.json", "wandb-metadata.json", "wandb-events.jsonl",
@@ -66,6 +67,9 @@ def discover(root: str, max_files: int = 100_000, formats: Any = None) -> Discov
     for dirpath, dirnames, filenames in os.walk(root, followlinks=False, onerror=lambda e: out.unreadable.append(
             (getattr(e, "filename", root) or root, _os_reason(e)))):
         dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d not in SKIP_DIRS)
+        if dirnames and dirpath.count(os.sep) - root.rstrip(os.sep).count(os.sep) >= MAX_DEPTH:
+            out.skipped.append((dirpath, f"deeper than {MAX_DEPTH} folders below {root}; not entered"))
+            dirnames[:] = []  # os.walk recurses: a tree 1,500 deep would end in RecursionError
         if store_kind(dirpath) is not None:  # an MLflow run or a DVCLive folder: one unit, its files members
             _consider(dirpath, out)
             dirnames[:] = []

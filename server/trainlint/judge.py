@@ -216,6 +216,9 @@ def judge_path(path: str, cfg: Config | None = None, fmt: str | None = None,
         return not_checked(path, fmt, f"cannot be read ({e.strerror or e})")
     except ImportError as e:
         return not_checked(path, fmt, f"a reader dependency is missing ({e.name}); install trainlint's dependencies")
+    except (RecursionError, MemoryError, ValueError, UnicodeError) as e:
+        # one hostile file (JSON nested 1,000 deep) is that file's problem: the others are still judged
+        return not_checked(path, fmt, f"its structure could not be read ({type(e).__name__}: {str(e)[:120]})")
     run_facts = collect_facts(path, src.log, facts or {}, companions or Companions(), now)
     return judge_log(src.log, cfg, run_facts)
 

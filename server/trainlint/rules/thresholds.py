@@ -105,10 +105,11 @@ class Thresholds:
             default = getattr(cls, name)
             try:
                 value = type(default)(raw)  # int or float, as the default is
-                if isinstance(raw, bool) or value < 0:
+                if isinstance(raw, bool) or value < 0 or value != value or value in (float("inf"),):
                     raise ValueError
-            except (TypeError, ValueError):
-                errors.append(f"threshold {key!r} must be a non-negative {type(default).__name__}, got {raw!r}")
+            except (TypeError, ValueError, OverflowError):  # int(.inf) overflows: a threshold must be finite
+                errors.append(f"threshold {key!r} must be a finite non-negative {type(default).__name__}, got "
+                              f"{str(raw)[:40]!r}")
                 continue
             values[name] = value
         return cls(**values), errors  # type: ignore[arg-type]
