@@ -215,7 +215,7 @@ def test_a_configuration_above_the_project_never_silences_it(tmp_path, monkeypat
     assert "TP-DIVERGE [FAIL]" in r.stdout and "TP-GRAD-SPIKE" not in r.stdout
 
 
-def test_one_hostile_file_never_hides_the_other_runs_findings(tmp_path):
+def test_one_hostile_file_never_hides_the_other_runs_findings(tmp_path, request):
     """JSON nested 1,000 deep, a folder tree 1,100 deep, `.inf` for an integer threshold: each is reported
     where it is, and the other run's FAIL is still printed and still decides the exit code."""
     shutil.copytree(RUNS / "gallery-lr_hot", tmp_path / "lr_hot")
@@ -223,9 +223,12 @@ def test_one_hostile_file_never_hides_the_other_runs_findings(tmp_path):
     (tmp_path / "deep" / "trainer_state.json").write_text('{"log_history": ' + "[" * 1000 + "]" * 1000 + "}")
     d = tmp_path / "tree"
     d.mkdir()
+    chain = []
     for _ in range(1100):  # deeper than Python's recursion limit (os.walk recurses in 3.11)
         d = d / "d"
         os.mkdir(d)
+        chain.append(d)
+    request.addfinalizer(lambda: [os.rmdir(x) for x in reversed(chain)])  # shutil.rmtree would recurse too
     (tmp_path / ".git").mkdir()
     (tmp_path / ".trainlint.yaml").write_text("thresholds:\n  min_points_for_trend: .inf\n")
     r = subprocess.run([sys.executable, "-m", "trainlint.cli", "check", str(tmp_path)], capture_output=True,

@@ -84,26 +84,24 @@ def check_overfit(ctx: Context) -> CheckResult:
             if at is None or not t_vals:
                 return SkipReason(Skip.NOT_APPLICABLE, "no train loss logged after the best evaluation")
             values.update(train_series=train_s.label, train_then=t_vals[at], train_end=t_vals[-1])
-            if not t_vals[-1] < t_vals[at]:
-                # Not the overfitting pattern, but the held-out loss still got worse: say so on its own line.
-                template += "; meanwhile {train_series} went from {train_then} to {train_end}"
-                last_i = idx[-1]
-                f = Finding(TL_HELDOUT_RISE.id, TL_HELDOUT_RISE.level,
-                            "The held-out loss got worse after its best evaluation and the train loss did not fall "
-                            "meanwhile: the model is not improving on held-out data. When the best evaluation is the "
-                            "first one, the weights the run started from were the best it produced.",
-                            Evidence(values, template), ctx.point(s, last_i), s.label, s.key,
-                            marks={last_i: "end", idx[best]: "best"})
-                f.related.append(Related("minimum", ctx.point(s, idx[best]), "best held-out evaluation"))
-                res.findings.append(f)
-                return None
-            template += "; meanwhile {train_series} fell from {train_then} to {train_end}"
+            fell = t_vals[-1] < t_vals[at]
+        else:
+            fell = True  # no train loss: the held-out rise alone, as trainproof judges it
+        if fell:
+            rule = TP_OVERFIT
+            if train_s is not None:
+                template += "; meanwhile {train_series} fell from {train_then} to {train_end}"
+            message = ("The held-out loss rose after its best evaluation while the train loss kept falling: the "
+                       "model is fitting the training data at the expense of generalisation. The best weights are "
+                       "those near the best evaluation.")
+        else:  # not the overfitting pattern, but the held-out loss still got worse: say so on its own line
+            rule = TL_HELDOUT_RISE
+            template += "; meanwhile {train_series} went from {train_then} to {train_end}"
+            message = ("The held-out loss got worse after its best evaluation and the train loss did not fall "
+                       "meanwhile: the model is not improving on held-out data. When the best evaluation is the "
+                       "first one, the weights the run started from were the best it produced.")
         last_i = idx[-1]
-        f = Finding(TP_OVERFIT.id, TP_OVERFIT.level,
-                    "The held-out loss rose after its best evaluation while the train loss kept falling: the model "
-                    "is fitting the training data at the expense of generalisation. The best weights are those "
-                    "near the best evaluation.",
-                    Evidence(values, template), ctx.point(s, last_i), s.label, s.key,
+        f = Finding(rule.id, rule.level, message, Evidence(values, template), ctx.point(s, last_i), s.label, s.key,
                     marks={last_i: "end", idx[best]: "best"})
         f.related.append(Related("minimum", ctx.point(s, idx[best]), "best held-out evaluation"))
         res.findings.append(f)
