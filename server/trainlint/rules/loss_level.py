@@ -148,7 +148,7 @@ def check_divergence(ctx: Context) -> CheckResult:
         raw_ratio = vals[-1] / min_nonzero
         w = th.window_for(len(vals))
         # A run appended to the same log (the step counter went back) is judged from its seam on.
-        seg = run_start(s, idx)
+        seg = run_start(s)
         if len(vals) - seg < th.min_points_for_trend:
             return SkipReason(Skip.TOO_FEW, f"{len(vals) - seg} points since the run restarted at step "
                               f"{fmt_step(s.steps[idx[seg]])} (line {s.lines[idx[seg]]}), fewer than "
@@ -235,7 +235,7 @@ def check_dead_run(ctx: Context) -> CheckResult:
 
     def one(s: Series) -> SkipReason | None:
         idx, vals = finite(s)
-        seg = run_start(s, idx)  # a run appended to the same log is judged from its seam on
+        seg = run_start(s)  # a run appended to the same log is judged from its seam on
         if seg:
             idx, vals = idx[seg:], vals[seg:]
         if (skip := too_few(len(vals), th.min_points_for_improvement_check,

@@ -23,6 +23,7 @@ class Stats:
         "fin_idx",
         "fin_vals",
         "first_back",
+        "last_seam",
         "levels",
         "m2",
         "mean",
@@ -52,6 +53,7 @@ class Stats:
         self.levels: dict[int, tuple[float, int, int, int]] = {}  # w -> (level, a, b, next_b)
         self.top = -1                       # index of the largest step so far
         self.first_back: int | None = None
+        self.last_seam = 0                  # finite position where the last run in the log begins
         self.prev_of_back = 0
         self.seen: dict[float, int] = {}
         self.dups: list[tuple[int, int]] = []
@@ -74,6 +76,8 @@ def stats(s: Series) -> Stats:
     for i in range(st.n, n):
         v = values[i]
         if isfinite(v):
+            if fin_idx and steps[i] < steps[fin_idx[-1]]:
+                st.last_seam = len(fin_idx)
             fin_idx.append(i)
             fin_vals.append(v)
             count += 1
@@ -144,11 +148,7 @@ def lowest_window(vals: list[float], w: int, start: int) -> tuple[float, tuple[i
     return best, (a0, b0)
 
 
-def run_start(s: Series, idx: list[int]) -> int:
+def run_start(s: Series) -> int:
     """Finite position where the last run in the log begins: after the last point whose step is below the
-    step before it (a run restarted into the same file). 0 when the steps never go back."""
-    steps = s.steps
-    for j in range(len(idx) - 1, 0, -1):
-        if steps[idx[j]] < steps[idx[j - 1]]:
-            return j
-    return 0
+    step before it (a run restarted into the same file). 0 when the steps never go back. O(new points)."""
+    return stats(s).last_seam
