@@ -99,6 +99,18 @@ class FormatReader(ABC):
         return s
 
 
+class SeriesOnly(FormatReader):
+    """For sources that feed points themselves (stores, databases): series creation with roles, nothing more."""
+
+    format = "points"
+
+    def scan(self, text: str, first_line: int) -> None:
+        raise NotImplementedError(f"{type(self).__name__} is fed points, not text")
+
+    def key_for(self, name: str) -> str:
+        return series_key(name, classify(name).aggregation)
+
+
 @record
 class _Mark:
     lengths: dict[str, int]

@@ -15,7 +15,7 @@ import sqlite3
 from ..fsio import open_regular
 from ..model import LogFile, Series
 from ..roles import RoleMap, classify
-from .base import FormatReader, Source
+from .base import SeriesOnly, Source
 
 MAX_DB_BYTES = 512 << 20
 _QUERY = """
@@ -81,7 +81,7 @@ class MlflowDbTail(Source):
             return True
         self._stamp = stamp
         fresh = LogFile(path=self.path, format="mlflow-db", members=[self.path])
-        reader = _Series(fresh, self.roles)
+        reader = SeriesOnly(fresh, self.roles)
         runs = {r[7] for r in rows}
         for rec, (key, value, ts, step, is_nan, name, status, run_id) in enumerate(rows):
             label = key if len(runs) == 1 else f"{name or run_id[:8]}:{key}"
@@ -92,10 +92,3 @@ class MlflowDbTail(Source):
                 fresh.facts["run_status"] = str(status).lower()
         self.log.__dict__.update(fresh.__dict__)
         return True
-
-
-class _Series(FormatReader):
-    format = "mlflow-db"
-
-    def scan(self, text: str, first_line: int) -> None:  # pragma: no cover - rows are fed by MlflowDbTail
-        raise NotImplementedError

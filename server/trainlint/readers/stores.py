@@ -16,7 +16,7 @@ import os
 from ..fsio import open_regular
 from ..model import NUMBER_RE, Locator, LogFile, parse_number
 from ..roles import RoleMap
-from .base import MAX_LINE, FormatReader, Source
+from .base import MAX_LINE, SeriesOnly, Source
 
 MLFLOW_STATUS = {1: "running", 2: "scheduled", 3: "finished", 4: "failed", 5: "killed"}
 _MLFLOW_LINE = Locator.compile(r"^\S+ (?P<v>" + NUMBER_RE + r") ")
@@ -62,7 +62,7 @@ class StoreTail(Source):
     def __init__(self, path: str, kind: str, roles: RoleMap | None = None) -> None:
         self.path, self.kind = path, kind
         self.log = LogFile(path=path, format=kind)
-        self.reader = _Series(self.log, roles)
+        self.reader = SeriesOnly(self.log, roles)
         self.offsets: dict[str, tuple[int, int, int]] = {}   # member -> (byte offset, next line, inode)
         self.columns: dict[str, tuple[int, int]] = {}         # dvclive member -> (step column, value column)
 
@@ -145,19 +145,3 @@ class StoreTail(Source):
         s = self.reader.series(key, locator=locator, member=full)
         s.append(step, value, n)
         self.log.facts["last_step"] = max(step, float(self.log.facts.get("last_step", step)))
-
-
-class _Series(FormatReader):
-    """Series creation with roles, shared with the line readers."""
-
-    format = "store"
-
-    def scan(self, text: str, first_line: int) -> None:  # pragma: no cover - StoreTail feeds points itself
-        raise NotImplementedError
-
-    def key_for(self, name: str) -> str:
-        from ..model import series_key
-        from ..roles import classify
-
-        return series_key(name, classify(name).aggregation)
-
