@@ -237,3 +237,15 @@ def test_one_hostile_file_never_hides_the_other_runs_findings(tmp_path, request)
     assert r.returncode == 1 and "TP-DIVERGE [FAIL]" in r.stdout, (r.stdout[-2000:], r.stderr[-2000:])
     assert "min_points_for_trend' must be a finite non-negative int" in r.stderr
     assert "deep/trainer_state.json: NOT-CHECKED" in r.stdout and "RecursionError" in r.stdout
+
+
+def test_the_discovery_limit_counts_log_candidates_not_data_files(tmp_path):
+    """A dataset folder of images sorted before runs/ used to use up the file limit: "no training logs found"."""
+    data = tmp_path / "a_dataset"
+    data.mkdir()
+    for i in range(60):
+        (data / f"{i:05d}.jpg").write_bytes(b"\xff\xd8")
+    shutil.copytree(RUNS / "gallery-lr_hot", tmp_path / "runs" / "lr_hot")
+    d = discover(str(tmp_path), max_files=50)
+    assert [Path(f.path).name for f in d.found] == ["trainer_state.json"]
+    assert not d.skipped

@@ -98,3 +98,21 @@ def test_event_file_grows_and_new_shards_join(tmp_path):
     os.remove(path)
     tail.update()
     assert list(series(tail.log, "loss").steps) == [3, 4]
+
+
+def test_a_log_rewritten_in_place_with_the_same_head_and_longer_is_read_again(tmp_path):
+    """Same first 64 bytes, longer, a NaN where a value used to be: the reader must notice the rewrite (it kept
+    the old points and never saw the NaN before)."""
+    from trainlint.readers import open_source
+
+    p = tmp_path / "train.log"
+    head = "# run of 2026-12-03, seed 0, a header long enough to fill the identity bytes\n"
+    p.write_text(head + "".join(f"step {i}, loss: {3.0 - 0.01 * i:.4f}\n" for i in range(1, 51)))
+    src = open_source(str(p))
+    src.update()
+    rows = [f"step {i}, loss: {3.0 - 0.01 * i:.4f}\n" for i in range(1, 61)]
+    rows[29] = "step 30, loss: nan\n"
+    p.write_text(head + "".join(rows))  # same head, longer, different bytes before the old end
+    assert src.update()
+    loss = next(s for s in src.log.series.values() if s.name == "loss")
+    assert len(loss) == 60 and loss.values[29] != loss.values[29]  # NaN read, old points dropped

@@ -238,3 +238,13 @@ def test_ignore_patterns_setting_hides_matching_files():
     assert not ignored("/ws/runs/trainer_state.json", s.ignore_patterns)
     _, errors = Settings.parse({"ignorePatterns": "old_runs"})
     assert errors and "list of glob patterns" in errors[0]
+
+
+def test_numeric_settings_have_a_range_and_fall_back_with_a_message():
+    from trainlint.lsp.settings import Settings
+
+    s, errors = Settings.parse({"debounceMs": 10**12, "maxDiagnosticsPerFile": 10**30})
+    assert (s.debounce_ms, s.max_diagnostics_per_file) == (150, 200)
+    assert errors == ["trainlint.debounceMs must be an integer from 0 to 60000, got 1000000000000; using 150",
+                      "trainlint.maxDiagnosticsPerFile must be an integer from 1 to 10000, got "
+                      "1000000000000000000000000000000; using 200"]

@@ -85,16 +85,17 @@ def discover(root: str, max_files: int = 100_000, formats: Any = None) -> Discov
         for name in sorted(filenames):
             if is_event_file(name):
                 continue
+            path = os.path.join(dirpath, name)
+            declared = formats is not None and formats.format_for(path) is not None
+            if not declared and (name in NOT_LOGS or _NOT_LOG_NAME.match(name)
+                                 or os.path.splitext(name)[1].lower() not in CANDIDATE_SUFFIXES):
+                continue  # not counted: 100,000 images before runs/ must not use up the limit
             seen += 1
             if seen > max_files:
-                out.skipped.append((os.path.join(dirpath, name), f"over the limit of {max_files} files"))
+                out.skipped.append((path, f"over the limit of {max_files} candidate log files"))
                 continue
-            path = os.path.join(dirpath, name)
-            if formats is not None and formats.format_for(path) is not None:
+            if declared:
                 out.found.append(Found(path, "custom", "a format declared in the configuration"))
-                continue
-            if (name in NOT_LOGS or _NOT_LOG_NAME.match(name)
-                    or os.path.splitext(name)[1].lower() not in CANDIDATE_SUFFIXES):
                 continue
             if os.path.islink(path) and os.path.exists(path) and _inside(os.path.realpath(path), root):
                 continue  # a link to a file of the same tree (W&B's wandb/debug.log): read where it lives

@@ -73,15 +73,17 @@ class Settings:
                 s.ignore_patterns = list(v)
             else:
                 errors.append("trainlint.ignorePatterns must be a list of glob patterns such as \"**/old_runs/**\"")
-        for key, attr, lo in (("debounceMs", "debounce_ms", 0),
-                              ("maxDiagnosticsPerFile", "max_diagnostics_per_file", 1)):
+        # Every number has a range: debounceMs 1e12 used to stop re-judging for good, 1e30 crashed the watcher.
+        for key, attr, lo, hi in (("debounceMs", "debounce_ms", 0, 60_000),
+                                  ("maxDiagnosticsPerFile", "max_diagnostics_per_file", 1, 10_000)):
             v = raw.get(key)
             if v is None:
                 continue
-            if isinstance(v, int) and not isinstance(v, bool) and v >= lo:
+            if isinstance(v, int) and not isinstance(v, bool) and lo <= v <= hi:
                 setattr(s, attr, v)
             else:
-                errors.append(f"trainlint.{key} must be an integer >= {lo}, got {v!r}")
+                errors.append(f"trainlint.{key} must be an integer from {lo} to {hi}, got {str(v)[:40]}; "
+                              f"using {getattr(s, attr)}")
         for key, attr in (("watch", "watch"), ("pullDiagnostics", "pull_diagnostics")):
             v = raw.get(key)
             if v is None:

@@ -138,6 +138,7 @@ class Tail(Source):
         self.mtime_ns = -1
         self._provisional: _Mark | None = None
         self._skipping_long_line = False
+        self.end_mark = b""
 
     def restart(self) -> None:
         """Forget everything read; the next update reads from the top."""
@@ -182,9 +183,10 @@ class Tail(Source):
         with open_regular(self.path) as f:
             head = f.read(IDENTITY_BYTES)
             replaced = self.identity is not None and (
-                self.identity[0] != st.st_ino or st.st_size < self.offset
+                self.identity[0] != st.st_ino or st.st_size < self.offset or st.st_mtime_ns < self.mtime_ns
                 or not head.startswith(self.identity[2][: len(head)])
                 or (len(head) < len(self.identity[2]))
+                or self._seen_end(f) != self.end_mark  # rewritten in place with the same head, and longer
             )
             if replaced or self.reader.whole_document:
                 self.restart()
@@ -196,8 +198,15 @@ class Tail(Source):
                 self._read_document(f)
             else:
                 self._read_lines(f)
+            self.end_mark = self._seen_end(f)
         self.size, self.mtime_ns = st.st_size, st.st_mtime_ns
         return True
+
+    def _seen_end(self, f: Any) -> bytes:
+        """The last bytes read as complete lines: an append leaves them as they were, a rewrite does not."""
+        start = max(0, self.offset - IDENTITY_BYTES)
+        f.seek(start)
+        return f.read(self.offset - start)
 
     def _read_document(self, f: Any) -> None:
         f.seek(0)
