@@ -139,6 +139,9 @@ async def test_a_raising_handler_is_answered_with_an_error_and_the_server_surviv
         await until(lambda: client.diagnostics.get(uri), what="judged")
         with pytest.raises(Exception, match="not a TensorBoard event file"):
             await client.protocol.send_request_async("trainlint/renderEvents", {"uri": uri})
+        # bad parameters: an error that says what was wrong with them, not internal error text
+        with pytest.raises(Exception, match=r"needs \{\"uri\": <event file or trainlint-events: URI as a string>\}"):
+            await client.protocol.send_request_async("trainlint/renderEvents", {"uri": 5})
         assert (await hover(client, uri, 428)) is not None  # still serving
     finally:
         await stop(client)

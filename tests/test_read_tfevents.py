@@ -104,3 +104,14 @@ def test_run_directory_fixture(tmp_path):
     shutil.copytree(RUNS / "modded-nanogpt-tb", tmp_path / "run")
     log = read(str(tmp_path / "run" / "tensorboard_logs"))
     assert len(series(log, "Loss/Validation")) == 101 and series(log, "Loss/Train").role == Role.TRAIN_LOSS
+
+
+def test_an_oversize_record_length_is_said_as_such_not_as_a_crc(tmp_path):
+    import struct
+
+    from trainlint.readers.tfevents import MAX_RECORD, masked_crc
+
+    header = struct.pack("<Q", MAX_RECORD + 1)
+    (tmp_path / "events.out.tfevents.1.host").write_bytes(header + struct.pack("<I", masked_crc(header)) + b"x" * 64)
+    log = read(str(tmp_path / "events.out.tfevents.1.host"))
+    assert "declares a length of 268435457 bytes, over the 256 MB a record may have" in log.problems[0].message

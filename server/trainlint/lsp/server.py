@@ -456,8 +456,9 @@ def on_pull(ls: TrainlintServer, params: t.DocumentDiagnosticParams) -> t.Relate
 async def on_render_events(ls: TrainlintServer, params: Any) -> dict[str, Any]:
     """The text view of an event file: ``{"uri": ..., "text": ..., "lines": n}``."""
     uri = getattr(params, "uri", None) or (params.get("uri") if isinstance(params, dict) else None)
-    if not uri:
-        raise ValueError("trainlint/renderEvents needs {\"uri\": <event file or trainlint-events: URI>}")
+    if not isinstance(uri, str) or not uri:
+        raise ValueError("trainlint/renderEvents needs {\"uri\": <event file or trainlint-events: URI as a "
+                         f"string>}}, got {str(uri)[:40]!r}")
     member = dg.member_of(uri) or to_fs_path(uri)
     if not member:
         raise ValueError(f"not a file URI: {uri}")

@@ -198,10 +198,13 @@ class TensorBoardTail(Source):
         n = len(buf)
         while pos + 12 <= n:
             length, hcrc = _HEADER.unpack_from(buf, pos)
-            if masked_crc(buf[pos:pos + 8]) != hcrc or length > MAX_RECORD:
+            bad_crc = masked_crc(buf[pos:pos + 8]) != hcrc
+            if bad_crc or length > MAX_RECORD:
+                what = ("fails its header CRC" if bad_crc else
+                        f"declares a length of {length} bytes, over the {MAX_RECORD >> 20} MB a record may have")
                 self.log.problem(
-                    f"{_name(fs)}: record {fs.record} at byte {fs.offset + pos} fails its header CRC; the "
-                    f"remaining {fs.size - fs.offset - pos} bytes of this file cannot be framed and were not read",
+                    f"{_name(fs)}: record {fs.record} at byte {fs.offset + pos} {what}; the remaining "
+                    f"{fs.size - fs.offset - pos} bytes of this file cannot be framed and were not read",
                     record=fs.record)
                 fs.broken = True
                 fs.offset += pos
