@@ -78,6 +78,14 @@ def _parser() -> argparse.ArgumentParser:
     e.add_argument("path", metavar="FILE")
     common(e)
 
+    w = sub.add_parser("watch", help="judge logs and run folders while they grow: each new or resolved finding "
+                                     "once, a status line, stall notices")
+    w.add_argument("paths", nargs="+", metavar="PATH")
+    w.add_argument("--until-fail", action="store_true", help="exit 1 at the first FAIL")
+    w.add_argument("--format", choices=("text", "json"), default="text", help="text lines, or JSON lines")
+    w.add_argument("--stall-seconds", type=float, default=120.0, help="say so when a log has not grown for this long")
+    common(w)
+
     ed = sub.add_parser("editor-config", help="print the path of the editor configuration trainlint ships")
     ed.add_argument("editor", choices=("nvim",))
 
@@ -98,6 +106,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _events(args)
         if args.command == "compare":
             return _compare(args)
+        if args.command == "watch":
+            from .watch import run as watch
+
+            return watch(args.paths, _config(args, args.paths[0]), args.until_fail, args.format == "json",
+                         args.stall_seconds)
         if args.command == "editor-config":
             print(os.path.join(os.path.dirname(os.path.abspath(__file__)), "editors", "trainlint.lua"))
             return EXIT_OK
