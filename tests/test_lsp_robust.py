@@ -166,6 +166,38 @@ def test_client_disconnect_ends_the_server_cleanly(tmp_path):
     assert b"Traceback" not in proc.stderr.read()
 
 
+def test_exit_during_a_long_scan_is_prompt(tmp_path):
+    """`exit` while the worker reads a large log: the process ends at once (it waited for the read, 28 s)."""
+    run = tmp_path / "run"
+    run.mkdir()
+    line = b"step %d/999999 | train loss 2.345678 | norm 0.5812 | lr 6.00e-04 | (12.3 ms | 41000 tok/s)\n"
+    with open(run / "train.log", "wb") as f:
+        for chunk in range(600):
+            f.write(b"".join(line % (chunk * 1000 + i) for i in range(1000)))  # ~60 MB
+    proc = subprocess.Popen(SERVER, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdin is not None and proc.stdout is not None
+
+    def send(obj: dict) -> None:
+        body = json.dumps(obj).encode()
+        proc.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        proc.stdin.flush()
+
+    try:
+        send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "processId": None, "rootUri": tmp_path.as_uri(), "capabilities": {}}})
+        assert proc.stdout.readline().startswith(b"Content-Length")
+        send({"jsonrpc": "2.0", "method": "initialized", "params": {}})
+        time.sleep(0.5)  # the scan is reading the 60 MB log in the worker now
+        send({"jsonrpc": "2.0", "id": 2, "method": "shutdown"})
+        send({"jsonrpc": "2.0", "method": "exit"})
+        t0 = time.monotonic()
+        code = proc.wait(timeout=60)
+        took = time.monotonic() - t0
+    finally:
+        proc.kill()
+    assert code == 0 and took < 1.5, (code, took)
+
+
 @pytest.mark.slow
 async def test_load_200_runs_appended_concurrently(tmp_path):
     """200 run directories appended by 4 writers for a bounded time: hover answers throughout, and
