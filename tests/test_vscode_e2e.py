@@ -72,6 +72,7 @@ def code_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
         "update.mode": "none",
         "files.autoSave": "off",
         "editor.hover.delay": 100,
+        "explorer.compactFolders": False,  # one Explorer row per folder
     }))
     shutil.copytree(RUNS / "gallery-lr_hot", ws / "lr_hot")
     shutil.copytree(RUNS / "modded-nanogpt-tb", ws / "tb")
@@ -219,19 +220,19 @@ def test_findings_squiggle_hover_live_update_and_events_view(page, code_server: 
     assert "[Ln 42, Col 16]" in problems, problems  # "nan" in "step 42, loss: nan"
     print(f"append -> Problems panel: {took:.2f} s")
 
-    # An event file opens as text through the extension's command: with no event file active it asks for one.
-    member = next((code_server["ws"] / "tb" / "tensorboard_logs").iterdir())
+    # An event file opens as text through the extension's command, on the event file opened from the Explorer
+    # (binary: VS Code opens it in a tab without a text editor; the command takes the active tab).
+    tree = pg.locator(".explorer-folders-view .monaco-list-row")
+    for name in ("tb", "tensorboard_logs"):
+        row = tree.filter(has_text=re.compile(rf"^\s*{name}\s*$")).first
+        row.click()
+        if row.get_attribute("aria-expanded") != "true":
+            pg.keyboard.press("ArrowRight")  # a click can land as a selection only; the key expands it
+        _until(pg, lambda r=row: r.get_attribute("aria-expanded") == "true" and "ok", f"the {name} folder open")
+    tree.filter(has_text="events.out.tfevents").first.click()
+    _until(pg, lambda: "events.out.tfevents" in _text(pg, ".tabs-container .tab.active") and "ok",
+           "the event file's tab")
     _command(pg, "trainlint: Open Event File or MLflow Database as Text")
-    pg.wait_for_selector(".quick-input-widget input", state="visible")
-    # VS Code's simple file dialog completes folder names while one types: set the path at once, then Enter
-    # until it accepts (it validates the path asynchronously).
-    dialog = pg.locator(".quick-input-widget input")
-    dialog.fill(str(member))
-    for _ in range(10):
-        pg.wait_for_timeout(400)
-        if not dialog.is_visible():
-            break
-        pg.keyboard.press("Enter")
     view = _until(pg, lambda: _text(pg, ".monaco-editor .view-line >> text=trainlint view of"),
                   "the event-file text view")
     assert "events.out.tfevents.1736552800" in view
