@@ -178,12 +178,18 @@ def too_few(n: int, need: int, what: str = "finite points", why: str = "") -> Sk
     return SkipReason(Skip.TOO_FEW, f"{n} {what}, fewer than {need}" + (f"; {why}" if why else ""))
 
 
+def is_live(ctx: Context) -> bool:
+    """The run is still being written: its log changed within ``running_if_written_within_s``."""
+    age = ctx.facts.get("age_s")
+    return age is not None and age < ctx.th.running_if_written_within_s
+
+
 def too_early(ctx: Context, s: Series, n: int) -> SkipReason | None:
     """For rules that need progress: is this live run still too young to show it? Never for a stopped run."""
     th = ctx.th
-    age = ctx.facts.get("age_s")
-    if age is None or age >= th.running_if_written_within_s:
+    if not is_live(ctx):
         return None
+    age = ctx.facts["age_s"]
     if n < th.live_min_points:
         return SkipReason(Skip.TOO_EARLY, f"{n} points while the run is still being written (written {age:.0f} s "
                           f"ago); fewer than {th.live_min_points}")

@@ -27,6 +27,7 @@ from .base import (
     SkipReason,
     Step,
     finite,
+    is_live,
     median,
     per_series,
     too_early,
@@ -178,22 +179,16 @@ def check_divergence(ctx: Context) -> CheckResult:
                   "min_first": Step(s.steps[idx[lo_win[0]]]), "min_last": Step(s.steps[idx[lo_win[1] - 1]]),
                   "ratio": Ratio(ratio), "threshold": th.max_loss_divergence_ratio, "window": w,
                   "raw_ratio": Ratio(raw_ratio), "points": len(vals)}
-        res.measurements.append(Measurement("divergence", s.label, values,
-                                            f"end/min {ratio:.3g} over {w}-point medians "
-                                            f"(last point/min {raw_ratio:.3g})"))
-        if ratio <= th.max_loss_divergence_ratio:
-            return None
-        if end_q1 <= lo_q3:
-            res.measurements.append(Measurement(
-                "divergence", s.label, values,
-                f"end level {ratio:.3g}x the lowest, but the two windows overlap (end lower quartile "
-                f"{fmt_value(end_q1)} <= lowest upper quartile {fmt_value(lo_q3)}): noise, not a level change"))
-            return None
-        if giveback < th.min_divergence_giveback:
-            res.measurements.append(Measurement(
-                "divergence", s.label, values,
-                f"rose {ratio:.3g}x from its lowest level but gave back only {giveback:.2g} of its descent from "
-                f"{fmt_value(start)}: the noise of a converged loss"))
+        text = f"end/min {ratio:.3g} over {w}-point medians (last point/min {raw_ratio:.3g})"
+        overlap = end_q1 <= lo_q3
+        if ratio > th.max_loss_divergence_ratio and overlap:
+            text += (f"; the windows overlap (end lower quartile {fmt_value(end_q1)} <= lowest upper quartile "
+                     f"{fmt_value(lo_q3)}): noise, not a level change")
+        elif ratio > th.max_loss_divergence_ratio and giveback < th.min_divergence_giveback:
+            text += (f"; it gave back only {giveback:.2g} of its descent from {fmt_value(start)}: the noise of a "
+                     "converged loss")
+        res.measurements.append(Measurement("divergence", s.label, values, text))
+        if ratio <= th.max_loss_divergence_ratio or overlap or giveback < th.min_divergence_giveback:
             return None
         if w == 1:
             template = ("{series}: last value {end} at step {end_last} is {ratio}x the minimum {minimum} at step "
@@ -243,9 +238,8 @@ def check_dead_run(ctx: Context) -> CheckResult:
             return skip
         if (skip := too_early(ctx, s, len(vals))) is not None:
             return skip
-        age = ctx.facts.get("age_s")
         w = th.window_for(len(vals))
-        if age is not None and age < th.running_if_written_within_s and len(vals) >= 3 * w:
+        if is_live(ctx) and len(vals) >= 3 * w:
             now_level, before = median(vals[-w:]), median(vals[-3 * w:-2 * w])
             if now_level < before:  # a live run whose loss is falling right now is not dead
                 return SkipReason(Skip.TOO_EARLY, f"the run is still being written and its loss is falling: "

@@ -20,6 +20,7 @@ from .base import (
     Skip,
     SkipReason,
     Step,
+    is_live,
     per_series,
 )
 from .stats import stats
@@ -71,15 +72,14 @@ def check_warmup(ctx: Context) -> CheckResult:
     (HF ``warmup_steps`` longer than ``max_steps``). A live run is still warming up: it is not judged yet."""
     res = CheckResult()
     th = ctx.th
-    age = ctx.facts.get("age_s")
 
     def one(s: Series) -> SkipReason | None:
         vals = [v for v in s.values if math.isfinite(v)]
         if len(vals) < th.min_points_for_trend:
             return SkipReason(Skip.TOO_FEW, f"{len(vals)} finite learning rates, fewer than {th.min_points_for_trend}")
-        if age is not None and age < th.running_if_written_within_s:
-            return SkipReason(Skip.TOO_EARLY, f"the run is still being written (written {age:.0f} s ago): a rising "
-                              "learning rate is its warm-up")
+        if is_live(ctx):
+            return SkipReason(Skip.TOO_EARLY, f"the run is still being written (written {ctx.facts['age_s']:.0f} s "
+                              "ago): a rising learning rate is its warm-up")
         planned = ctx.log.facts.get("max_steps")
         if isinstance(planned, int | float) and planned > 0 and s.steps[-1] < 0.95 * planned:
             return SkipReason(Skip.NOT_APPLICABLE, f"the log ends at step {s.steps[-1]:g} of {planned:g} planned: "
