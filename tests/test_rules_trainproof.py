@@ -232,7 +232,7 @@ def test_unreadable_and_not_a_log_are_not_checked(tmp_path):
 
 def test_pass_names_what_ran_and_what_was_skipped():
     f = only(judge(GALLERY_RUN["healthy"]), "TP-PASS")
-    assert f.evidence.values["ran"] == 13 and f.evidence.values["skipped"] == 7  # 13 with lr-warmup
+    assert f.evidence.values["ran"] == 13 and f.evidence.values["skipped"] == 8  # 13 with lr-warmup; + heldout-gap
     assert "overfit (no-series: no held-out loss series in the log)" in f.message
     faithful(f)
 

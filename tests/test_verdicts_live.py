@@ -161,3 +161,48 @@ def test_a_warmup_longer_than_the_run(tmp_path: Path):
     fresh.write_bytes((LIVE / "hf-warmup" / "train.log").read_bytes())
     live = judge(fresh, live=True)  # just written: a run still warming up, not a fault
     assert "TL-LR-WARMUP" not in ids(live) and live.coverage["lr-warmup"]["`learning_rate`"].reason == Skip.TOO_EARLY
+
+
+# -- TL-EVAL-BELOW-TRAIN: held-out loss far below the train loss from the start ----------------------------
+def test_heldout_far_below_train_from_the_first_evaluation_is_named():
+    # law-llm (Apache-2.0): train loss 284.9 -> 5.39 while the held-out loss goes 15.4 -> 0.30.
+    f = only(judge(FIXTURES / "logs" / "law-llm_trainer_state.json"), "TL-EVAL-BELOW-TRAIN")
+    v = f.evidence.values
+    assert (f.level, f.location.line, f.related[0].location.line) == (Level.WARN, 95, 20)
+    assert (v["below"], v["evals"], v["first_step"], v["last_step"]) == (6, 6, 100, 600)
+    assert (round(v["first"], 4), round(v["train_first"], 4), round(v["last"], 6), v["train_last"]) == (
+        15.4387, 284.8732, 0.303802, 5.3872)
+    faithful(f)
+
+
+@pytest.mark.parametrize("path", [LIVE / "keras-dropout" / "train.log", LIVE / "keras-dropout" / "training.log"])
+def test_dropout_and_input_noise_make_a_gap_that_is_not_a_finding(path: Path):
+    rep = judge(path)
+    assert "TL-EVAL-BELOW-TRAIN" not in ids(rep)
+    m = next(m for m in rep.measurements if m.check == "heldout-gap")
+    assert 0.2 < m.values["last_ratio"] < 0.25 and 0.35 < m.values["first_ratio"] < 0.45, m.text
+
+
+@pytest.mark.skipif(CORPUS is None, reason="corpus absent (set TRAINLINT_CORPUS)")
+@pytest.mark.parametrize("name", ["CoralReefFish__whisper-tiny-nbaiLab",
+                                  "akhmetvaleev-ruslan__bashkir-language-audio2text"])
+def test_whisper_held_out_below_train_is_not_a_finding(name: str):
+    rep = judge(corpus(f"hf_trainer_state/{name}__trainer_state.json"))
+    assert "TL-EVAL-BELOW-TRAIN" not in ids(rep)
+    assert any(m.check == "heldout-gap" for m in rep.measurements)
+
+
+@pytest.mark.skipif(CORPUS is None, reason="corpus absent (set TRAINLINT_CORPUS)")
+def test_zero_held_out_losses_are_placeholders_not_evaluations():
+    # ultralytics with val=False logs 0 for each epoch it did not validate; the last epoch holds the only value.
+    rep = judge(corpus("csv_logs/1katana__yolo_drone__results.csv"))
+    assert "TL-EVAL-BELOW-TRAIN" not in ids(rep)
+    cov = rep.coverage["heldout-gap"]["`val/box_loss` (per-evaluation)"]
+    assert cov.reason == Skip.TOO_FEW and "19 logged exactly 0 are placeholders" in cov.detail, cov
+
+
+def test_an_epoch_numbered_held_out_loss_is_not_set_against_a_bar_stepped_one():
+    rep = judge(LIVE / "tqdm-healthy" / "train.log")
+    assert "TL-EVAL-BELOW-TRAIN" not in ids(rep)
+    m = next(m for m in rep.measurements if m.check == "heldout-gap")
+    assert m.values["train_series"] == "`train loss`", m.values

@@ -64,6 +64,13 @@ def is_plain_loss(name: str) -> bool:
         tok, EVAL_TOKENS | TRAIN_TOKENS | NEUTRAL | {"loss", "nll"})
 
 
+def quantity(name: str) -> tuple[str, ...]:
+    """What a loss measures, without its split and aggregation words: ``val/box_loss`` and ``train/box_loss``
+    are one quantity, ``val/cls_loss`` another; ``loss``, ``eval_loss``, ``trl`` and ``tel`` are all ``loss``."""
+    tok = ["loss" if t in ("trl", "tel") else t for t in tokens(name)]
+    return tuple(t for t in tok if t not in EVAL_TOKENS | TRAIN_TOKENS | NEUTRAL) or ("loss",)
+
+
 @record(frozen=True, slots=True)
 class Classified:
     role: Role

@@ -22,6 +22,7 @@ CHECKS: tuple[Check, ...] = (
     timing.CHECKS[0],              # step-time
     timing.CHECKS[1],              # loader
     overfit.CHECKS[0],             # overfit
+    overfit.CHECKS[1],             # heldout-gap
     *run_level.CHECKS,             # log-coverage, run-end, resume, events-integrity, checkpoints
     timing.CHECKS[2],              # throughput
     timing.CHECKS[3],              # gpu-util

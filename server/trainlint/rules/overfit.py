@@ -7,10 +7,12 @@ loss contradicts a train-loss finding.
 
 from __future__ import annotations
 
+import bisect
 import itertools
 
 from ..model import Role, Series
 from ..output.values import fmt_step, fmt_value
+from ..roles import quantity
 from .base import (
     Check,
     CheckResult,
@@ -32,6 +34,8 @@ from .base import (
 )
 
 TP_OVERFIT = Rule("TP-OVERFIT", Level.WARN, "overfit", "Held-out loss rose after its best evaluation")
+TL_EVAL_BELOW_TRAIN = Rule("TL-EVAL-BELOW-TRAIN", Level.WARN, "heldout-gap",
+                           "Held-out loss far below the train loss at nearly every evaluation")
 TL_HELDOUT_RISE = Rule("TL-HELDOUT-RISE", Level.WARN, "overfit",
                        "Held-out loss rose after its best evaluation while the train loss did not fall")
 
@@ -110,4 +114,81 @@ def check_overfit(ctx: Context) -> CheckResult:
     return per_series(ctx, Role.EVAL_LOSS, res, one, "held-out loss")
 
 
-CHECKS = (Check("overfit", (TP_OVERFIT, TL_HELDOUT_RISE), check_overfit, "held-out loss after its best evaluation"),)
+def _axis(s: Series) -> str:
+    return {"progress-bar": "step"}.get(s.step_basis, s.step_basis)
+
+
+def check_gap(ctx: Context) -> CheckResult:
+    """Held-out loss a fraction of the train loss at (nearly) every evaluation, from the first: the evaluation
+    does not measure what the train loss measures (evaluated on training data without dropout, a leak, or the
+    two losses normalised differently). A modest gap is normal (dropout, augmentation, the train loss averaged
+    over a window that started higher), so the threshold is a large one."""
+    res = CheckResult()
+    th = ctx.th
+    trains = ctx.log.by_role(Role.TRAIN_LOSS)
+    evals, _ = ctx.judged(Role.EVAL_LOSS)
+
+    def one(s: Series) -> SkipReason | None:
+        # Steps of one axis only: an epoch-numbered `val loss` is not set against a bar-stepped `loss`.
+        axis = [t for t in trains if _axis(t) == _axis(s)]
+        same = [t for t in axis if quantity(t.name) == quantity(s.name)]
+        if not same and len(axis) == 1 and len(evals) == 1:
+            same = axis  # one train loss, one held-out loss: they are each other's, whatever their names
+        if not same:
+            return SkipReason(Skip.NOT_APPLICABLE, "no train loss of the same quantity, stepped the same way, to "
+                              "set it against")
+        train_s = max(same, key=len)
+        t_idx, t_vals = finite(train_s)
+        t_steps = [train_s.steps[i] for i in t_idx]
+        if any(b < a for a, b in itertools.pairwise(t_steps)):
+            return SkipReason(Skip.NOT_APPLICABLE, f"{train_s.label} steps go back (a restart): evaluations cannot "
+                              "be matched to train points by step")
+        idx, vals = finite(s)
+        pairs: list[tuple[int, float, float]] = []  # (eval point, eval value, train level up to it)
+        zeros = sum(1 for v in vals if v == 0)
+        for i, v in zip(idx, vals, strict=True):
+            if v == 0:  # a placeholder, not a measurement (ultralytics logs 0 for epochs it did not validate)
+                continue
+            j = bisect.bisect_right(t_steps, s.steps[i])
+            window = t_vals[max(0, j - th.eval_below_train_window):j]
+            if window and (level := median(window)) > 0:
+                pairs.append((i, v, level))
+        placeholders = f"{zeros} logged exactly 0 are placeholders, not evaluations" if zeros else ""
+        if (skip := too_few(len(pairs), th.eval_below_train_min_evals,
+                            f"evaluations with {train_s.label} logged before them", placeholders)) is not None:
+            return skip
+        below = [p for p in pairs if p[1] < th.eval_below_train_ratio * p[2]]
+        share = len(below) / len(pairs)
+        i_last, v_last, t_last = below[-1] if below else pairs[-1]
+        i_first, v_first, t_first = pairs[0]
+        values = {"series": s.label, "train_series": train_s.label, "below": len(below), "evals": len(pairs),
+                  "threshold": Ratio(th.eval_below_train_ratio), "last": v_last, "train_last": t_last,
+                  "last_ratio": Ratio(v_last / t_last), "last_step": Step(s.steps[i_last]), "first": v_first,
+                  "train_first": t_first, "first_ratio": Ratio(v_first / t_first),
+                  "first_step": Step(s.steps[i_first]), "window": th.eval_below_train_window}
+        res.measurements.append(Measurement("heldout-gap", s.label, values,
+                                            f"held-out/train {v_first / t_first:.3g} at the first evaluation, "
+                                            f"{v_last / t_last:.3g} at the last"))
+        if share < th.eval_below_train_share:
+            return None
+        template = ("{series}: below {threshold}x {train_series} at {below} of {evals} evaluations; at the first "
+                    "(step {first_step}) {first} against {train_first} ({first_ratio}x), at the last below it (step "
+                    "{last_step}) {last} against {train_last} ({last_ratio}x); the train level is the median of "
+                    "at most {window} train points up to each evaluation")
+        f = Finding(TL_EVAL_BELOW_TRAIN.id, TL_EVAL_BELOW_TRAIN.level,
+                    "The held-out loss is a fraction of the train loss from the first evaluation on. A modest gap "
+                    "is normal (dropout and augmentation act only in training); one this large usually means the "
+                    "two do not measure the same thing: evaluation on training data, examples shared between the "
+                    "splits, or losses summed or normalised differently. Check how the held-out set and its loss "
+                    "are built before trusting either curve.",
+                    Evidence(values, template), ctx.point(s, i_last), s.label, s.key,
+                    marks={i_last: "end", i_first: "start"})
+        f.related.append(Related("first", ctx.point(s, i_first), "first evaluation below the threshold"))
+        res.findings.append(f)
+        return None
+
+    return per_series(ctx, Role.EVAL_LOSS, res, one, "held-out loss")
+
+
+CHECKS = (Check("overfit", (TP_OVERFIT, TL_HELDOUT_RISE), check_overfit, "held-out loss after its best evaluation"),
+          Check("heldout-gap", (TL_EVAL_BELOW_TRAIN,), check_gap, "held-out loss far below the train loss"))

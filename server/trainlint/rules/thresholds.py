@@ -70,6 +70,17 @@ class Thresholds:
     overfit_tail: int = 3
     #: ... whose median is more than 1.2x the best.
     overfit_ratio: float = 1.2
+    #: Held-out loss below this share of the train loss (the median of the last train points up to the
+    #: evaluation) is far below it. Measured: Whisper fine-tunes in the corpus sit at 0.27-0.62, YOLO11 at
+    #: 0.33-0.63, the gallery's Keras run with input noise and 50% dropout at 0.22-0.41 (all healthy); the
+    #: law-llm run (train loss 5.39 against held-out 0.30) at 0.054-0.056. 0.1 leaves 2x on both sides.
+    eval_below_train_ratio: float = 0.1
+    #: ... at this share of the evaluations (the gap is there from the start, not one lucky evaluation) ...
+    eval_below_train_share: float = 0.8
+    #: ... of at least this many evaluations that have train loss before them.
+    eval_below_train_min_evals: int = 3
+    #: The train level at an evaluation is the median of at most this many train points up to its step.
+    eval_below_train_window: int = 5
     # -- timing --------------------------------------------------------------------------------
     #: trainproof: recent step time more than 3x the early step time is a cliff.
     step_time_cliff_ratio: float = 3.0
