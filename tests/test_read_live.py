@@ -86,6 +86,11 @@ def test_tqdm_loop_postfix_and_epoch_prints():
     (" iteration      100/    1000 | consumed samples:         3200 | elapsed time per iteration (ms): 512.3 | "
      "learning rate: 1.500E-04 | global batch size:    32 | lm loss: 2.310000E+00 | loss scale: 65536.0 | "
      "grad norm: 1.200 | number of skipped iterations:   0 | number of nan iterations:   0 |", "lm loss", 2.31, 100),
+    # Megatron-LM core >= 0.5 starts the line with a timestamp
+    (" [2024-05-01 12:00:00] iteration      200/    1000 | consumed samples:         6400 | elapsed time per "
+     "iteration (ms): 498.1 | learning rate: 1.500000E-04 | global batch size:    32 | lm loss: 2.100000E+00 | "
+     "loss scale: 32768.0 | grad norm: 1.100 | number of skipped iterations:   1 | number of nan iterations:   0 |",
+     "lm loss", 2.1, 200),
     ("2024-01-01 | INFO | train_inner | epoch 001:    100 / 487 loss=4.655, nll_loss=3.1, ppl=8.6, wps=1000, "
      "num_updates=100, lr=0.0005, gnorm=1.23, loss_scale=128", "loss", 4.655, 100),
     ("steps:  10%|█         | 100/1000 [00:30<04:30, 3.3it/s, avr_loss=0.123]", "avr_loss", 0.123, 100),

@@ -232,7 +232,7 @@ def test_unreadable_and_not_a_log_are_not_checked(tmp_path):
 
 def test_pass_names_what_ran_and_what_was_skipped():
     f = only(judge(GALLERY_RUN["healthy"]), "TP-PASS")
-    assert f.evidence.values["ran"] == 13 and f.evidence.values["skipped"] == 8  # 13 with lr-warmup; + heldout-gap
+    assert f.evidence.values["ran"] == 13 and f.evidence.values["skipped"] == 10  # + heldout-gap, loss-scale, skip
     assert "overfit (no-series: no held-out loss series in the log)" in f.message
     faithful(f)
 
@@ -248,6 +248,9 @@ TRAINPROOF = {  # from ../shared/anchors/trainproof-and-peers.md §3 (TP-THROUGH
 }
 EXCEPTIONS = {
     ("lr_zero", "seed43"): ("FAIL", {"TP-ZERO-LR"}),
+    # On purpose: its last 5-point window improved 3.5% on the first, the two windows before it 6.7% and 5.8% --
+    # the noise of a loss that does not train, which no single window decides; TP-ZERO-LR names the fault.
+    ("lr_zero", "seed44"): ("FAIL", {"TP-ZERO-LR"}),
     ("overfit", "seed44"): ("WARN", {"TP-OVERFIT", "TP-GRAD-SPIKE"}),
     # A difference on purpose (docs/differences-from-trainproof.md): its only gradient norm above 10x the median
     # is the first one logged (13.24 at step 5), the initial transient of training, which trainlint does not judge.

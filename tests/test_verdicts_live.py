@@ -20,6 +20,7 @@ HEALTHY = [
     LIVE / "lightning-healthy" / "train.log",
     LIVE / "lightning-healthy" / "lightning_logs" / "version_0" / "metrics.csv",
     LIVE / "tqdm-healthy" / "train.log", RUNS / "gallery-healthy" / "trainer_state.json",
+    LIVE / "fp16-healthy" / "train.log", LIVE / "fp16-lowscale" / "train.log", LIVE / "keras-dropout" / "train.log",
 ]
 HEALTHY_CORPUS = [
     "csv_logs/Goreg12345__nlp2-probing-lms__lightning_logs__version_3__metrics.csv",
@@ -66,6 +67,13 @@ def test_a_healthy_run_never_fails_at_any_prefix(path: Path, tmp_path: Path):
     for k, _lines, fails in replay(path, tmp_path):
         assert not fails, f"{5 * k}% of the log: {fails}"
     assert judge(path).verdict != Level.FAIL
+
+
+def test_a_collapsed_scale_fails_only_once_three_floor_values_are_in_the_log(tmp_path: Path):
+    # fp16-collapse: the scale shows 1 on line 33, 0.5 on line 35, 0.25 on line 37 (and keeps halving)
+    for _k, lines, fails in replay(LIVE / "fp16-collapse" / "train.log", tmp_path):
+        scale = [f for f in fails if f[0] == "TL-LOSS-SCALE"]
+        assert bool(scale) == (lines >= 37), (lines, fails)
 
 
 def test_a_nan_fails_from_the_prefix_that_holds_it_on_its_line(tmp_path: Path):
@@ -206,3 +214,88 @@ def test_an_epoch_numbered_held_out_loss_is_not_set_against_a_bar_stepped_one():
     assert "TL-EVAL-BELOW-TRAIN" not in ids(rep)
     m = next(m for m in rep.measurements if m.check == "heldout-gap")
     assert m.values["train_series"] == "`train loss`", m.values
+
+
+# -- TL-LOSS-SCALE / TL-SKIPPED-STEPS: the fp16 loss scaler's own report ---------------------------------------
+def test_a_collapsed_grad_scaler_scale_fails_on_its_line():
+    # PyTorch's GradScaler on CPU, inputs left x1000: gradients overflow fp16 unscaled, the scale halves to 0.
+    rep = judge(LIVE / "fp16-collapse" / "train.log")
+    f = only(rep, "TL-LOSS-SCALE")
+    v = f.evidence.values
+    assert (f.level, f.location.line, f.location.column, f.series) == (Level.FAIL, 350, 77, "`scale`")
+    assert (v["peak"], v["peak_step"], v["last"], v["last_step"], v["tail"]) == (32770, 0, 0, 166, 3)
+    faithful(f)
+
+
+def test_a_low_but_steady_scale_and_a_healthy_fp16_run_are_not_findings():
+    low = judge(LIVE / "fp16-lowscale" / "train.log")
+    assert low.verdict == Level.PASS
+    m = next(m for m in low.measurements if m.check == "loss-scale")
+    assert (m.values["lowest"], m.values["last"]) == (2, 2)  # halved from 32768 to 2 and held there
+    healthy = judge(LIVE / "fp16-healthy" / "train.log")  # 65536 -> 32768 -> 65536: three shown values
+    assert healthy.verdict == Level.PASS
+    assert healthy.skipped["loss-scale"].detail == "`scale`: 3 finite loss scales, fewer than 4"
+
+
+def test_loss_scale_check_is_skipped_without_a_scale():
+    rep = judge(LIVE / "hf-healthy" / "train.log")
+    assert rep.skipped["loss-scale"].reason == Skip.NO_SERIES
+    assert rep.skipped["skipped-steps"].reason == Skip.NO_SERIES
+
+
+def _megatron(tmp_path: Path, skips: list[int], scales: list[float]) -> Path:
+    # Megatron-LM's training_log line (core >= 0.5), one per log interval of 10 iterations
+    rows = [f" [2024-05-01 12:00:{i:02d}] iteration {10 * (i + 1):8d}/{10 * len(skips):8d} | consumed samples: "
+            f"{320 * (i + 1):12d} | elapsed time per iteration (ms): 498.1 | learning rate: 1.500000E-04 | global "
+            f"batch size:    32 | lm loss: {5 - 0.05 * i:.6E} | loss scale: {sc:.1f} | grad norm: 1.100 | number of "
+            f"skipped iterations: {k:3d} | number of nan iterations:   0 |\n"
+            for i, (k, sc) in enumerate(zip(skips, scales, strict=True))]
+    p = tmp_path / "megatron.log"
+    p.write_text("".join(rows))
+    return p
+
+
+def test_megatron_skipped_iterations_after_calibration_warn(tmp_path: Path):
+    rep = judge(_megatron(tmp_path, [8] + [0] * 19 + [4] * 20, [2048.0] * 40))
+    f = only(rep, "TL-SKIPPED-STEPS")
+    v = f.evidence.values
+    assert (f.location.line, v["skipped"], v["span"], v["from_step"]) == (40, 80, 390, 10)
+    faithful(f)
+    # the calibration at the start (8 of the first 10) and one skip per 1,000 steps are a scaler's normal work
+    calm = judge(_megatron(tmp_path, [8] + [0] * 38 + [1], [2048.0] * 40))
+    assert "TL-SKIPPED-STEPS" not in ids(calm)
+    assert next(m for m in calm.measurements if m.check == "skipped-steps").values["skipped"] == 1
+
+
+def test_deepspeed_overflow_lines_count_after_the_first_step_taken(tmp_path: Path):
+    rows = [f"[Rank 0] [deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss scale: {2 ** (32 - i)}, reducing "
+            f"to {2 ** (31 - i)}\n" for i in range(5)]  # DeepSpeed's calibration from 2^32, before any step
+    for step in range(10, 210, 10):
+        rows.append(f"steps: {step} loss: {3 - step / 200:.4f} iter time (s): 0.5\n")
+        if step >= 100:
+            rows.append("[Rank 0] [deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss scale: 1, reducing "
+                        "to 1\n")
+    p = tmp_path / "ds.log"
+    p.write_text("".join(rows))
+    f = only(judge(p), "TL-SKIPPED-STEPS")
+    assert (f.evidence.values["skipped"], f.evidence.values["span"], f.location.line) == (11, 190, 36)
+
+
+def test_a_scale_that_touched_the_floor_and_recovered_warns(tmp_path: Path):
+    scales = [2048.0] * 10 + [256.0, 16.0, 4.0, 1.0, 1.0, 2.0, 8.0, 64.0] + [2048.0] * 22
+    f = only(judge(_megatron(tmp_path, [0] * 40, scales)), "TL-LOSS-SCALE-DIP")
+    v = f.evidence.values
+    assert (f.level, f.location.line, v["lowest"], v["lowest_step"], v["last"]) == (Level.WARN, 14, 1, 140, 2048)
+    faithful(f)
+
+
+def test_a_noisy_loss_stopped_at_any_point_is_neither_dead_nor_diverging(tmp_path: Path):
+    # fp16-healthy: a per-batch loss of batch 16 falls 11 -> 4.5 with one window of 5 above the start now and then
+    # (after 44, 76, 108, 140 points); stopped there, no single window decides.
+    dst = tmp_path / "train.log"
+    moved = []
+    for k, lines in prefixes(LIVE / "fp16-healthy" / "train.log", dst):
+        rep = judge(dst)
+        assert not {"TP-DEAD-RUN", "TP-DIVERGE"} & ids(rep), (k, lines, [f.evidence.text for f in rep.findings])
+        moved += [m for m in rep.measurements if m.check == "dead-run" and "earlier_best" in m.values]
+    assert moved  # at least one prefix whose last window alone would have FAILed

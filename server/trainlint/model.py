@@ -34,6 +34,8 @@ class Role(StrEnum):
     STEP_TIME = "step-time"
     LOADER_TIME = "loader-time"
     GPU_UTIL = "gpu-util"
+    LOSS_SCALE = "loss-scale"          # the fp16 dynamic loss scale (GradScaler, DeepSpeed, Megatron, fairseq)
+    SKIPPED = "skipped-steps"          # a count of skipped (overflowed) or NaN iterations the trainer logged
     OTHER = "other"
 
 

@@ -98,8 +98,14 @@ def classify(name: str) -> Classified:
         return Classified(Role.OTHER, Aggregation.UNSPECIFIED)
     is_eval = bool(EVAL_TOKENS & set(tok))
     core = _strip(tok, EVAL_TOKENS | TRAIN_TOKENS | {"stats", "avg", "average", "mean", "epoch", "step", "iter"})
-    if ("loss" in tok or "nll" in tok) and (RL_TOKENS & set(tok) or "scale" in tok):
-        # RL objectives, and the fp16 loss scale (Megatron's "loss scale", fairseq's loss_scale)
+    if ("scale" in tok and ("loss" in tok or "grad" in tok or "amp" in tok)) or tok in (["scaler"], ["scale"]):
+        # the fp16 loss scale: Megatron's "loss scale", fairseq's loss_scale, a GradScaler's get_scale()
+        return Classified(Role.LOSS_SCALE, Aggregation.UNSPECIFIED)
+    if "skipped" in tok or ("nan" in tok and {"iterations", "iters", "steps"} & set(tok)):
+        # Megatron: "number of skipped iterations", "number of nan iterations" (counts per log interval)
+        return Classified(Role.SKIPPED, Aggregation.UNSPECIFIED)
+    if ("loss" in tok or "nll" in tok) and RL_TOKENS & set(tok):
+        # RL objectives grow with the returns by design
         return Classified(Role.OTHER, Aggregation.UNSPECIFIED)
     if "loss" in tok or tok in (["trl"], ["tel"]) or "nll" in tok:
         rest = _strip(tok, EVAL_TOKENS | TRAIN_TOKENS | NEUTRAL | {"loss", "nll"})
@@ -162,4 +168,5 @@ ROLE_NAMES = {r.value: r for r in Role} | {
     "train_loss": Role.TRAIN_LOSS, "loss": Role.TRAIN_LOSS, "eval_loss": Role.EVAL_LOSS,
     "val_loss": Role.EVAL_LOSS, "heldout": Role.EVAL_LOSS, "lr": Role.LR, "grad_norm": Role.GRAD_NORM,
     "step_time": Role.STEP_TIME, "loader_time": Role.LOADER_TIME, "gpu_util": Role.GPU_UTIL,
+    "loss_scale": Role.LOSS_SCALE,
 }

@@ -55,8 +55,9 @@ _NANO_EVAL = re.compile(r"^step (?P<step>\d+): train loss (?P<train>" + _NUM + r
 _LLMC_STEP = re.compile(r"^step\s+(?P<step>\d+)/(?P<total>\d+)\s*\|")
 _LLMC_PAIR = re.compile(r"(?:^|\|)\s*(?P<key>(?:train )?loss|norm|lr)\s+(?P<v>" + _NUM + r")")
 _LLMC_VAL = re.compile(r"^val loss (?P<v>" + _NUM + r")\s*$")
-# Megatron-LM / NeMo: " iteration      100/    1000 | … | lm loss: 2.31E+00 | loss scale: 65536.0 | …"
-_MEGATRON = re.compile(r"^\s*iteration\s+(?P<step>\d+)/\s*(?P<total>\d+)\s*\|")
+# Megatron-LM / NeMo: " [2024-05-01 12:00:00] iteration      100/    1000 | … | lm loss: 2.31E+00 | loss scale: …"
+# (the timestamp since Megatron-LM core 0.5; older releases start at "iteration")
+_MEGATRON = re.compile(r"^\s*(?:\[[^\]]{0,40}\]\s*)?iteration\s+(?P<step>\d+)/\s*(?P<total>\d+)\s*\|")
 _MEGATRON_PAIR = re.compile(r"\|\s*(?P<key>[A-Za-z][^|:]{0,60}?):\s*(?P<v>" + _NUM + r")\s*(?=\|)")
 _OVERFLOW = re.compile(r"OVERFLOW! Skipping step|Skipping step\. Attempted loss scale", re.I)
 # build-nanogpt log.txt: "19072 train 3.051, 19072 val 3.08, 19072 hella 0.30"

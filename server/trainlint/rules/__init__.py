@@ -5,7 +5,7 @@ Docs pages (docs/rules/<ID>.md) and the tests that keep them in step read ``RULE
 
 from __future__ import annotations
 
-from . import compare, grad, loss_level, lr, nan, overfit, run_level, timing
+from . import compare, grad, loss_level, lr, nan, overfit, precision, run_level, timing
 from .base import Check, Level, Rule
 
 CHECKS: tuple[Check, ...] = (
@@ -17,6 +17,7 @@ CHECKS: tuple[Check, ...] = (
     loss_level.CHECKS[2],          # divergence
     loss_level.CHECKS[3],          # dead-run
     grad.CHECKS[1],                # grad-spike
+    *precision.CHECKS,             # loss-scale, skipped-steps
     lr.CHECKS[0],                  # lr
     lr.CHECKS[1],                  # lr-warmup
     timing.CHECKS[0],              # step-time

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable
 from enum import StrEnum
 
 from .._record import field, record
-from ..model import Location, LogFile, Role, Series
+from ..model import Event, Location, LogFile, Role, Series
 from ..output.values import fmt_step, fmt_value
 from ..roles import is_adversarial, is_plain_loss
 from .thresholds import Thresholds
@@ -162,6 +162,15 @@ class Context:
 
     def point(self, s: Series, i: int) -> Location:
         return self.log.locate(s, i)
+
+
+def event_location(log: LogFile, e: Event) -> Location:
+    """Where an event sits: its line (the whole line), or its record in an event file."""
+    if e.record is not None:
+        member = log.members[e.file] if log.members else log.path
+        return Location(member, None, record=e.record, offset=e.offset)
+    text = log.line_text(e.line) if e.line else None
+    return Location(log.path, e.line, 1, e.line, (len(text) + 1) if text is not None else None)
 
 
 def finite(s: Series) -> tuple[list[int], list[float]]:

@@ -13,7 +13,7 @@ import math
 import os
 
 from ..fsio import open_regular
-from ..model import Event, EventKind, Location, LogFile, Role, Series
+from ..model import Event, EventKind, Location, Role, Series
 from ..output.values import fmt_step
 from .base import (
     Check,
@@ -29,6 +29,7 @@ from .base import (
     Skip,
     SkipReason,
     Step,
+    event_location,
     finite,
 )
 from .stats import stats
@@ -59,14 +60,6 @@ def _last_point(ctx: Context) -> tuple[Series, int] | None:
         best = max((x for x in ctx.log.series.values() if len(x)), key=lambda x: x.steps[-1], default=None)
         return (best, len(best) - 1) if best is not None else None
     return s, len(s) - 1
-
-
-def _event_loc(log: LogFile, e: Event) -> Location:
-    if e.record is not None:
-        member = log.members[e.file] if log.members else log.path
-        return Location(member, None, record=e.record, offset=e.offset)
-    text = log.line_text(e.line) if e.line else None
-    return Location(log.path, e.line, 1, e.line, (len(text) + 1) if text is not None else None)
 
 
 def _rel_to_run(path: str, log_path: str) -> str:
@@ -151,7 +144,7 @@ def check_run_end(ctx: Context) -> CheckResult:
     if age is not None:
         values["quiet_s"] = ctx.th.running_if_written_within_s
         parts.append("not written to for more than {quiet_s} s")
-    loc = _event_loc(log, stop_event) if stop_event is not None else ctx.point(s, i)
+    loc = event_location(log, stop_event) if stop_event is not None else ctx.point(s, i)
     message = ("The run stopped before its planned end" if stopped_early else "The log ends with an interruption")
     message += (": an interruption, a crash or a time limit. Findings about its end describe where it stopped, "
                 "not where it would have got to.")
@@ -180,7 +173,7 @@ def check_resume(ctx: Context) -> CheckResult:
                 "The run was restarted from an earlier step." + (
                     " TensorBoard drops the points the restart overwrote, and so does trainlint; the event says "
                     "how many." if e.kind == EventKind.RESTART else ""),
-                Evidence(values, "restart at step {step}"), _event_loc(log, e), s.label, s.key))
+                Evidence(values, "restart at step {step}"), event_location(log, e), s.label, s.key))
     st = stats(s)
     dups = st.dups
     if st.first_back is not None:
@@ -242,7 +235,7 @@ def check_events_truncated(ctx: Context) -> CheckResult:
             "The last record of the event file is incomplete: the writer was stopped mid-write, or is writing "
             "it now. Everything before it was read; the partial record (at most one logging call) is lost unless "
             "the writer completes it.",
-            Evidence(values, template), _event_loc(log, e)))
+            Evidence(values, template), event_location(log, e)))
     return res
 
 
@@ -301,7 +294,7 @@ def check_checkpoints(ctx: Context) -> CheckResult:
                     rule.id, rule.level,
                     "The checkpoint the log says it saved cannot be restored as it is: it was cut short (a full "
                     "disk, a killed copy) or corrupted on disk. Resume from an earlier checkpoint.",
-                    Evidence(values, "{file} ({size} bytes): {problem}"), _event_loc(log, e)))
+                    Evidence(values, "{file} ({size} bytes): {problem}"), event_location(log, e)))
         elif e is newest.get(e.kind) and present and not ctx.facts.get("log_is_prefix"):
             # Trainers delete older checkpoints on purpose; only the newest one of each kind is expected,
             # only when the directory holds the run's artefacts at all, and not when the run went on
@@ -311,7 +304,7 @@ def check_checkpoints(ctx: Context) -> CheckResult:
                 TL_CKPT_MISSING.id, TL_CKPT_MISSING.level,
                 "The newest checkpoint the log says it saved is not in the run directory: it was deleted, moved, "
                 "or never finished writing.",
-                Evidence(values, "{kind} {file} (step {step}) is not in the run directory"), _event_loc(log, e)))
+                Evidence(values, "{kind} {file} (step {step}) is not in the run directory"), event_location(log, e)))
     return res
 
 

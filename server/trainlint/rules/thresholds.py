@@ -40,8 +40,11 @@ class Thresholds:
     loss_improvement_window: int = 5
     #: ... needs 10 points ...
     min_points_for_improvement_check: int = 10
-    #: ... and calls a run dead when the end median is not at least 5% below the start median.
+    #: ... and calls a run dead when the end median is not at least 5% below the start median ...
     min_loss_improvement: float = 0.05
+    #: ... in the last window and in each of the windows of 5 before it, up to this many windows in all (as many
+    #: as fit after the start window): one window of a noisy per-batch loss does not decide.
+    dead_run_windows: int = 3
     #: A live run (its log written within ``running_if_written_within_s``) is too early to judge for "no
     #: progress" (TP-DEAD-RUN, TP-FLAT) below this many points ...
     live_min_points: int = 50
@@ -58,6 +61,15 @@ class Thresholds:
     min_grad_points_for_spike: int = 6
     #: trainproof: the all-zero gradient check needs 5 finite gradient norms.
     min_grad_points_for_zero: int = 5
+    # -- fp16 loss scaling -----------------------------------------------------------------------
+    #: A dynamic loss scale at or below this has collapsed: DeepSpeed's and Megatron's default minimum scale is 1,
+    #: and at 1 the gradients overflow fp16 unscaled (PyTorch's GradScaler has no minimum and keeps halving).
+    loss_scale_floor: float = 1.0
+    #: ... TL-LOSS-SCALE FAILs only when each of the last this many logged scales is at the floor (no single point).
+    loss_scale_tail: int = 3
+    #: More than this share of optimizer steps skipped after the scaler's initial calibration is worth a warning:
+    #: a healthy scaler skips about one step per loss-scale window (1,000 steps by default: 0.1%).
+    max_skipped_step_fraction: float = 0.05
     # -- learning rate -------------------------------------------------------------------------
     #: trainproof: 99% of logged learning rates <= 0 means the run did not train.
     zero_lr_fail_fraction: float = 0.99
