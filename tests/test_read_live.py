@@ -209,3 +209,13 @@ def test_mlflow_sqlite_store_reads_nan_from_is_nan_and_never_touches_the_file(tm
     assert before == after  # no journal, no lock file, no write
     healthy = read(str(LIVE / "mlflow-db-healthy" / "mlflow.db"))
     assert all(v == v for v in series(healthy, "train_loss").values)
+
+
+def test_a_resumed_hf_run_in_the_same_stdout_keeps_its_global_steps():
+    # crash at step 160 (before its log call), resume from checkpoint-100: the new bar counts 0/300 then 101/300,
+    # the global step (its first redraw lags the dict of step 105, as bars do)
+    log = read(str(LIVE / "hf-resume" / "train.log"))
+    loss = series(log, "loss")
+    steps = list(loss.steps)
+    back = next(i for i in range(1, len(steps)) if steps[i] < steps[i - 1])
+    assert (steps[back - 1], steps[back], steps[-1], log.facts["max_steps"]) == (155, 101, 295, 300)

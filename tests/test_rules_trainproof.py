@@ -232,7 +232,7 @@ def test_unreadable_and_not_a_log_are_not_checked(tmp_path):
 
 def test_pass_names_what_ran_and_what_was_skipped():
     f = only(judge(GALLERY_RUN["healthy"]), "TP-PASS")
-    assert f.evidence.values["ran"] == 13 and f.evidence.values["skipped"] == 10  # + heldout-gap, loss-scale, skip
+    assert f.evidence.values["ran"] == 13 and f.evidence.values["skipped"] == 11  # + 4 new checks
     assert "overfit (no-series: no held-out loss series in the log)" in f.message
     faithful(f)
 

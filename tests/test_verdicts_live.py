@@ -299,3 +299,22 @@ def test_a_noisy_loss_stopped_at_any_point_is_neither_dead_nor_diverging(tmp_pat
         assert not {"TP-DEAD-RUN", "TP-DIVERGE"} & ids(rep), (k, lines, [f.evidence.text for f in rep.findings])
         moved += [m for m in rep.measurements if m.check == "dead-run" and "earlier_best" in m.values]
     assert moved  # at least one prefix whose last window alone would have FAILed
+
+
+# -- TL-LR-RESUME: a schedule that started over at a resume --------------------------------------------------
+def test_a_resume_whose_scheduler_was_not_restored_warns_on_the_resumed_line():
+    # HF Trainer resumed from a checkpoint without scheduler.pt: a fresh warm-up at global step 100
+    f = only(judge(LIVE / "hf-resume-nosched" / "train.log"), "TL-LR-RESUME")
+    v = f.evidence.values
+    assert (f.level, f.location.line, v["step"], v["now"], v["was"], v["was_step"]) == (
+        Level.WARN, 424, 101, 0.00024, 0.002412, 100)
+    assert f.related[0].location.line == 224
+    faithful(f)
+
+
+def test_a_real_resume_keeps_its_rate_and_a_log_without_a_seam_is_skipped():
+    rep = judge(LIVE / "hf-resume" / "train.log")  # the real Trainer restores the scheduler
+    assert "TL-LR-RESUME" not in ids(rep) and "TL-RESUME" in ids(rep)
+    m = next(m for m in rep.measurements if m.check == "lr-resume")
+    assert 0.9 < m.values["ratio"] < 1.1, m.text
+    assert judge(LIVE / "hf-healthy" / "train.log").skipped["lr-resume"].reason == Skip.NOT_APPLICABLE

@@ -260,7 +260,9 @@ class TextStdoutReader(FormatReader):
                 st.bar_total = total
                 self.log.facts["max_steps"] = total
             elif pos < st.bar_pos:
-                st.bar_offset += total  # the same bar started another pass (an epoch loop without a name)
+                # the same bar again: after it completed, another pass of an epoch loop without a name; cut short,
+                # a new attempt of the run (a resume into the same stdout), whose bar counts from its own start
+                st.bar_offset = st.bar_offset + total if st.bar_pos >= total else 0
             st.bar_pos = pos
             step = float(st.bar_offset + pos)
         st.bar_step = step

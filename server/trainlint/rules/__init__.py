@@ -20,6 +20,7 @@ CHECKS: tuple[Check, ...] = (
     *precision.CHECKS,             # loss-scale, skipped-steps
     lr.CHECKS[0],                  # lr
     lr.CHECKS[1],                  # lr-warmup
+    lr.CHECKS[2],                  # lr-resume
     timing.CHECKS[0],              # step-time
     timing.CHECKS[1],              # loader
     overfit.CHECKS[0],             # overfit

@@ -1,5 +1,5 @@
 """TP-ZERO-LR and TP-ZERO-LR-PARTIAL: learning rates at or below zero; TL-LR-WARMUP: a warm-up the run never
-finished."""
+finished; TL-LR-RESUME: a schedule that started over at a resume."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from .base import (
     Level,
     Measurement,
     Ratio,
+    Related,
     Rule,
     Skip,
     SkipReason,
@@ -27,6 +28,8 @@ from .stats import stats
 
 TP_ZERO_LR = Rule("TP-ZERO-LR", Level.FAIL, "lr", "The learning rate is zero (or negative) throughout")
 TP_ZERO_LR_PARTIAL = Rule("TP-ZERO-LR-PARTIAL", Level.WARN, "lr", "The learning rate is zero for a large share")
+TL_LR_RESUME = Rule("TL-LR-RESUME", Level.WARN, "lr-resume",
+                    "The run resumed with a learning rate far from the one it had at that step")
 TL_LR_WARMUP = Rule("TL-LR-WARMUP", Level.WARN, "lr-warmup",
                     "The run ended while its learning rate was still warming up")
 
@@ -108,5 +111,56 @@ def check_warmup(ctx: Context) -> CheckResult:
     return per_series(ctx, Role.LR, res, one, "learning-rate")
 
 
+def check_lr_resume(ctx: Context) -> CheckResult:
+    """A run resumed into the same log (its step counter went back, but not to the start): the learning rate it
+    resumed with against the rate the earlier attempt had at that step. A scheduler whose state was not restored
+    starts its schedule over (the warm-up or the peak again) while the step counter says the run is far along."""
+    res = CheckResult()
+    th = ctx.th
+
+    def one(s: Series) -> SkipReason | None:
+        st = stats(s)
+        idx, vals = st.fin_idx, st.fin_vals
+        seam = st.last_seam
+        if not seam:
+            return SkipReason(Skip.NOT_APPLICABLE, "the steps never go back: no resume in this log")
+        i_after = idx[seam]
+        step = s.steps[i_after]
+        if step <= s.steps[idx[0]]:
+            return SkipReason(Skip.NOT_APPLICABLE, f"the run after the seam starts at step {step:g}, where the first "
+                              "one did: a fresh run, not a resume")
+        # the earlier attempt's rate at the resumed step: its last point at or before that step
+        before = [j for j in range(seam) if s.steps[idx[j]] <= step]
+        if not before:
+            return SkipReason(Skip.NOT_APPLICABLE, "no learning rate of the earlier attempt at or before the "
+                              "resumed step")
+        j = before[-1]
+        was, now = vals[j], vals[seam]
+        if was <= 0 or now <= 0:
+            return SkipReason(Skip.DEGENERATE, "a learning rate at the seam is not positive")
+        ratio = now / was
+        values = {"series": s.label, "now": now, "step": Step(step), "was": was, "was_step": Step(s.steps[idx[j]]),
+                  "ratio": Ratio(ratio), "threshold": Ratio(th.lr_resume_jump)}
+        res.measurements.append(Measurement("lr-resume", s.label, values, f"resumed at {ratio:.3g}x the rate the "
+                                            f"earlier attempt had at step {s.steps[idx[j]]:g}"))
+        if 1 / th.lr_resume_jump <= ratio <= th.lr_resume_jump:
+            return None
+        f = Finding(TL_LR_RESUME.id, TL_LR_RESUME.level,
+                    "The run resumed at a step it had reached before, but with a learning rate far from the one it "
+                    "had there: the scheduler's state (or the optimizer's) was probably not restored with the "
+                    "weights, so the schedule started over. A warm-up or peak rate late in training can undo "
+                    "progress.",
+                    Evidence(values, "{series}: {now} at step {step} after the resume, {ratio}x the {was} the "
+                                     "earlier attempt logged at step {was_step} (threshold {threshold}x either "
+                                     "way)"),
+                    ctx.point(s, i_after), s.label, s.key, marks={i_after: "resume", idx[j]: "before"})
+        f.related.append(Related("before", ctx.point(s, idx[j]), "the earlier attempt's rate at that step"))
+        res.findings.append(f)
+        return None
+
+    return per_series(ctx, Role.LR, res, one, "learning-rate")
+
+
 CHECKS = (Check("lr", (TP_ZERO_LR, TP_ZERO_LR_PARTIAL), check_lr, "share of learning rates <= 0"),
-          Check("lr-warmup", (TL_LR_WARMUP,), check_warmup, "a warm-up that lasted the whole run"))
+          Check("lr-warmup", (TL_LR_WARMUP,), check_warmup, "a warm-up that lasted the whole run"),
+          Check("lr-resume", (TL_LR_RESUME,), check_lr_resume, "the learning rate a resumed run restarted with"))

@@ -75,6 +75,9 @@ class Thresholds:
     zero_lr_fail_fraction: float = 0.99
     #: trainproof: more than 10% of logged learning rates <= 0 is worth a warning.
     max_zero_lr_fraction: float = 0.10
+    #: A run resumed into the same log with a learning rate more than 2x away (either way) from the one its earlier
+    #: attempt logged at that step restarted its schedule; a restored scheduler gives the same rate (ratio 1).
+    lr_resume_jump: float = 2.0
     # -- held-out loss -------------------------------------------------------------------------
     #: trainproof: overfitting needs at least 4 finite evaluations ...
     overfit_min_evals: int = 4
