@@ -1,0 +1,132 @@
+"""The rule core fed in memory with what a trainer logs: each new finding reported once.
+
+The metrics go through the JSON-lines reader, as one object per log call, so a callback judges exactly what
+``trainlint check`` judges on the JSONL file it can write beside the run (``jsonl=``), which the editor then shows
+too. Nothing here reads or changes the run: it is handed numbers and returns findings.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import time
+
+from ..config import Config, load
+from ..judge import Report, judge_log
+from ..model import LogFile
+from ..readers.jsonl import JsonlReader
+from ..rules.base import Finding, Level
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any
+
+POLICIES = ("warn", "stop")
+logger = logging.getLogger("trainlint")
+
+
+def numeric(metrics: Mapping[str, Any]) -> dict[str, float]:
+    """The numbers of a metrics dict (Python numbers, numpy scalars, 0-d tensors), NaN and inf kept: strings,
+    booleans and anything with more than one element are not measurements."""
+    out: dict[str, float] = {}
+    for key, v in metrics.items():
+        if isinstance(v, bool | str):
+            continue
+        if not isinstance(v, int | float):
+            numel = getattr(v, "numel", None) or getattr(v, "size", None)
+            try:
+                if (numel() if callable(numel) else numel) != 1:
+                    continue
+                v = v.item()
+            except (AttributeError, TypeError, ValueError, RuntimeError):
+                continue
+        try:
+            out[str(key)] = float(v)
+        except (TypeError, ValueError, OverflowError):
+            continue
+    return out
+
+
+class Guardian:
+    """Judge a run from the metrics its trainer logs.
+
+    ``observe(step, metrics)`` returns the findings that are new since the last call (FAIL and WARN, each once per
+    rule, series and level). ``planned(steps)`` tells it the run's planned length (its live-run guards use it).
+    The JSONL file is appended to, never truncated: a second run into the same file is a resume, as with ``tee -a``.
+    ``policy="stop"`` makes ``should_stop`` true at the first FAIL; the callback then asks the
+    trainer to stop. ``jsonl`` (a path) also writes each observation as a JSON line, which ``trainlint check`` and the
+    editor read: the same findings, on that file's lines.
+    """
+
+    def __init__(self, policy: str = "warn", jsonl: str | os.PathLike[str] | None = None,
+                 config: Config | str | os.PathLike[str] | None = None, step_key: str = "step") -> None:
+        if policy not in POLICIES:
+            raise ValueError(f"policy must be one of {', '.join(POLICIES)}, not {policy!r}")
+        self.policy = policy
+        self.step_key = step_key
+        self.path = os.fspath(jsonl) if jsonl is not None else None
+        if isinstance(config, Config) or config is None:
+            self.config = config or Config()
+        else:  # a .trainlint.yaml or pyproject.toml: its errors are raised, not silently ignored
+            self.config = load(os.fspath(config))
+            if self.config.errors:
+                raise ValueError("; ".join(self.config.errors))
+        self.log = LogFile(path=self.path or "<trainer>", format="jsonl")
+        self.reader = JsonlReader(self.log, self.config.roles)
+        self.lines = 0
+        self.reported: set[tuple[str, str | None, Level]] = set()  # a WARN that becomes a FAIL is new
+        self.first_fail: Finding | None = None
+        self.report: Report | None = None
+        self._out = open(self.path, "a", encoding="utf-8") if self.path else None  # noqa: SIM115 - kept open
+
+    def planned(self, steps: float | None) -> None:
+        if steps and steps > 0:
+            self.log.facts["max_steps"] = steps
+
+    @property
+    def should_stop(self) -> bool:
+        return self.policy == "stop" and self.first_fail is not None
+
+    def observe(self, step: float, metrics: Mapping[str, Any], final: bool = False) -> list[Finding]:
+        values = numeric(metrics)
+        if values:
+            row = {self.step_key: step, **{k: v for k, v in values.items() if k != self.step_key}}
+            text = json.dumps(row, allow_nan=True)
+            self.lines += 1
+            if self._out is not None:
+                self._out.write(text + "\n")
+                self._out.flush()
+            self.reader.scan(text + "\n", self.lines)
+        return self.judge(final)
+
+    def judge(self, final: bool = False) -> list[Finding]:
+        """Judge everything observed so far: as a live run (written just now) unless ``final``."""
+        age = 3600.0 if final else 0.0
+        rep = self.report = judge_log(self.log, self.config, {"age_s": age, "now": time.time()})
+        new = []
+        for f in rep.findings:
+            key = (f.id, f.series, f.level)
+            if f.level not in (Level.FAIL, Level.WARN) or key in self.reported:
+                continue
+            self.reported.add(key)
+            new.append(f)
+            if f.level == Level.FAIL and self.first_fail is None:
+                self.first_fail = f
+        return new
+
+    def close(self) -> None:
+        if self._out is not None:
+            self._out.close()
+            self._out = None
+
+    @staticmethod
+    def describe(f: Finding) -> str:
+        return f"trainlint {f.id} [{f.level.value}] {f.evidence.text}"
+
+    def announce(self, findings: list[Finding]) -> None:
+        for f in findings:
+            (logger.error if f.level == Level.FAIL else logger.warning)(self.describe(f))
+        if self.should_stop and self.first_fail in findings:
+            logger.error("trainlint: stopping the run at its first FAIL (policy='stop')")
