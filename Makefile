@@ -45,12 +45,15 @@ lint: $(STAMP)
 
 # The live-format gallery: tiny CPU runs by the real frameworks (not part of `make test`).
 GALLERY_VENV ?= $(HOME)/.cache/trainlint-gallery/venv
+NANOGPT_DIR ?= $(HOME)/.cache/trainlint-gallery/nanoGPT
 gallery:
+	test -f $(NANOGPT_DIR)/train.py || git clone --quiet --depth 1 https://github.com/karpathy/nanoGPT $(NANOGPT_DIR) \
+	  || echo "nanoGPT could not be cloned: its runs are skipped"
 	test -x $(GALLERY_VENV)/bin/python || $(PYTHON) -m venv $(GALLERY_VENV)
 	$(GALLERY_VENV)/bin/pip install --quiet torch==2.13.0
 	$(GALLERY_VENV)/bin/pip install --quiet transformers accelerate lightning keras mlflow dvclive wandb \
 	  tensorflow-cpu tensorboard
-	GALLERY_PYTHON=$(GALLERY_VENV)/bin/python $(PY) fixtures/live/make_gallery.py
+	GALLERY_PYTHON=$(GALLERY_VENV)/bin/python NANOGPT_DIR=$(NANOGPT_DIR) $(PY) fixtures/live/make_gallery.py
 
 bench: $(STAMP)
 	$(PY) bench/run.py

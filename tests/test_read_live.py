@@ -219,3 +219,13 @@ def test_a_resumed_hf_run_in_the_same_stdout_keeps_its_global_steps():
     steps = list(loss.steps)
     back = next(i for i in range(1, len(steps)) if steps[i] < steps[i - 1])
     assert (steps[back - 1], steps[back], steps[-1], log.facts["max_steps"]) == (155, 101, 295, 300)
+
+
+def test_nanogpt_train_py_stdout():
+    # karpathy/nanoGPT's own train.py on CPU (make gallery): "iter N: loss X, time …" every 5 iterations and
+    # "step N: train loss X, val loss Y" every 50; the planned iterations from its "Overriding: max_iters" line
+    log = read(str(LIVE / "nanogpt-healthy" / "train.log"))
+    loss, val = series(log, "loss"), series(log, "val loss")
+    assert (len(loss), loss.steps[1], loss.steps[-1], loss.step_basis) == (61, 5, 300, "step")
+    assert (len(val), val.role, list(val.steps)[:2]) == (7, Role.EVAL_LOSS, [0, 50])
+    assert at(log, loss, 60) == (102, "2.9227") and log.facts["max_steps"] == 300

@@ -21,6 +21,7 @@ HEALTHY = [
     LIVE / "lightning-healthy" / "lightning_logs" / "version_0" / "metrics.csv",
     LIVE / "tqdm-healthy" / "train.log", RUNS / "gallery-healthy" / "trainer_state.json",
     LIVE / "fp16-healthy" / "train.log", LIVE / "fp16-lowscale" / "train.log", LIVE / "keras-dropout" / "train.log",
+    LIVE / "nanogpt-healthy" / "train.log",
 ]
 HEALTHY_CORPUS = [
     "csv_logs/Goreg12345__nlp2-probing-lms__lightning_logs__version_3__metrics.csv",
@@ -318,3 +319,15 @@ def test_a_real_resume_keeps_its_rate_and_a_log_without_a_seam_is_skipped():
     m = next(m for m in rep.measurements if m.check == "lr-resume")
     assert 0.9 < m.values["ratio"] < 1.1, m.text
     assert judge(LIVE / "hf-healthy" / "train.log").skipped["lr-resume"].reason == Skip.NOT_APPLICABLE
+
+
+def test_nanogpt_divergence_fails_only_after_the_climb(tmp_path: Path):
+    # nanoGPT's train.py at AdamW lr 1.5 without clipping: 10.8 -> 3.79 (steps 65-85), then 8.4 at step 115 and
+    # 28-48 from step 120 on
+    rep = judge(LIVE / "nanogpt-diverge" / "train.log")
+    f = only(rep, "TP-DIVERGE")
+    assert (f.level, f.location.line, f.evidence.values["end"], f.evidence.values["minimum"]) == (
+        Level.FAIL, 67, 45.9728, 3.789)
+    for _k, lines, fails in replay(LIVE / "nanogpt-diverge" / "train.log", tmp_path):
+        if lines < 58:  # up to iter 110, before the climb
+            assert not fails, (lines, fails)

@@ -180,6 +180,11 @@ class TextStdoutReader(FormatReader):
                 self._point("train loss", m.group("train"), n, st.step, word_locator("train loss"))
                 self._point("val loss", m.group("val"), n, st.step, word_locator("val loss"), Role.EVAL_LOSS)
                 return True
+        if line.startswith("Overriding: max_iters = "):  # nanoGPT's configurator echoes each override
+            tail = line[len("Overriding: max_iters = "):].strip()
+            if tail.isdigit():
+                log.facts["max_steps"] = int(tail)
+            return True
         if line.startswith("iter"):
             m = _NANO_ITER.match(line)
             if m:
