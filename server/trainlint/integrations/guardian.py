@@ -13,7 +13,7 @@ import os
 import time
 
 from ..config import Config, load
-from ..judge import Report, judge_log
+from ..judge import judge_log
 from ..model import LogFile
 from ..readers.jsonl import JsonlReader
 from ..rules.base import Finding, Level
@@ -54,10 +54,10 @@ class Guardian:
 
     ``observe(step, metrics)`` returns the findings that are new since the last call (FAIL and WARN, each once per
     rule, series and level). ``planned(steps)`` tells it the run's planned length (its live-run guards use it).
-    The JSONL file is appended to, never truncated: a second run into the same file is a resume, as with ``tee -a``.
-    ``policy="stop"`` makes ``should_stop`` true at the first FAIL; the callback then asks the
-    trainer to stop. ``jsonl`` (a path) also writes each observation as a JSON line, which ``trainlint check`` and the
-    editor read: the same findings, on that file's lines.
+    ``policy="stop"`` makes ``should_stop`` true at the first FAIL; the callback then asks the trainer to stop.
+    ``jsonl`` (a path) also writes each observation as a JSON line, which ``trainlint check`` and the editor read:
+    the same findings, on that file's lines. The file is appended to, never truncated: a second run into the same
+    file is a resume, as with ``tee -a``.
     """
 
     def __init__(self, policy: str = "warn", jsonl: str | os.PathLike[str] | None = None,
@@ -78,7 +78,6 @@ class Guardian:
         self.lines = 0
         self.reported: set[tuple[str, str | None, Level]] = set()  # a WARN that becomes a FAIL is new
         self.first_fail: Finding | None = None
-        self.report: Report | None = None
         self._out = open(self.path, "a", encoding="utf-8") if self.path else None  # noqa: SIM115 - kept open
 
     def planned(self, steps: float | None) -> None:
@@ -104,7 +103,7 @@ class Guardian:
     def judge(self, final: bool = False) -> list[Finding]:
         """Judge everything observed so far: as a live run (written just now) unless ``final``."""
         age = 3600.0 if final else 0.0
-        rep = self.report = judge_log(self.log, self.config, {"age_s": age, "now": time.time()})
+        rep = judge_log(self.log, self.config, {"age_s": age, "now": time.time()})
         new = []
         for f in rep.findings:
             key = (f.id, f.series, f.level)

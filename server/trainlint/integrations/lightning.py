@@ -40,7 +40,7 @@ class TrainlintCallback(Callback):  # type: ignore[misc]
             trainer.should_stop = True
 
     def on_train_start(self, trainer: Any, pl_module: Any) -> None:
-        self.guardian.planned(trainer.max_steps if trainer.max_steps and trainer.max_steps > 0 else None)
+        self.guardian.planned(trainer.max_steps)  # -1 (no limit) is not a plan
 
     def on_train_batch_end(self, trainer: Any, pl_module: Any, outputs: Any, batch: Any, batch_idx: int) -> None:
         self._observe(trainer)

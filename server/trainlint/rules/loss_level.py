@@ -184,19 +184,18 @@ def check_divergence(ctx: Context) -> CheckResult:
         # ... and not one window either: the window before the end must sit above the threshold too. A noisy
         # per-batch loss lifts one window of 5 by half now and then while it falls (fixtures/live/fp16-healthy).
         before = median(vals[len(vals) - 2 * w:len(vals) - w]) if w > 1 and len(vals) - seg >= 2 * w else None
-        single = before is not None and before <= th.max_loss_divergence_ratio * lo
-        if ratio > th.max_loss_divergence_ratio and not overlap and single:
-            text += (f"; the window before it is at {before / lo:.3g}x the lowest level: one window does not "
-                     "decide")
-            overlap = True
-        if ratio > th.max_loss_divergence_ratio and overlap and not single:
+        one_window = before is not None and before <= th.max_loss_divergence_ratio * lo
+        if ratio > th.max_loss_divergence_ratio and overlap:
             text += (f"; the windows overlap (end lower quartile {fmt_value(end_q1)} <= lowest upper quartile "
                      f"{fmt_value(lo_q3)}): noise, not a level change")
+        elif ratio > th.max_loss_divergence_ratio and one_window:
+            text += (f"; the window before it is at {before / lo:.3g}x the lowest level: one window does not "
+                     "decide")
         elif ratio > th.max_loss_divergence_ratio and giveback < th.min_divergence_giveback:
             text += (f"; it gave back only {giveback:.2g} of its descent from {fmt_value(start)}: the noise of a "
                      "converged loss")
         res.measurements.append(Measurement("divergence", s.label, values, text))
-        if ratio <= th.max_loss_divergence_ratio or overlap or giveback < th.min_divergence_giveback:
+        if ratio <= th.max_loss_divergence_ratio or overlap or one_window or giveback < th.min_divergence_giveback:
             return None
         if w == 1:
             template = ("{series}: last value {end} at step {end_last} is {ratio}x the minimum {minimum} at step "

@@ -7,6 +7,7 @@ import itertools
 import math
 
 from ..model import Role, Series
+from ..output.values import fmt_step
 from .base import (
     Check,
     CheckResult,
@@ -127,8 +128,8 @@ def check_lr_resume(ctx: Context) -> CheckResult:
         i_after = idx[seam]
         step = s.steps[i_after]
         if step <= s.steps[idx[0]]:
-            return SkipReason(Skip.NOT_APPLICABLE, f"the run after the seam starts at step {step:g}, where the first "
-                              "one did: a fresh run, not a resume")
+            return SkipReason(Skip.NOT_APPLICABLE, f"the run after the seam starts at step {fmt_step(step)}, "
+                              "where the first one did: a fresh run, not a resume")
         # the earlier attempt's rate at the resumed step: its last point at or before that step
         before = [j for j in range(seam) if s.steps[idx[j]] <= step]
         if not before:
@@ -142,7 +143,7 @@ def check_lr_resume(ctx: Context) -> CheckResult:
         values = {"series": s.label, "now": now, "step": Step(step), "was": was, "was_step": Step(s.steps[idx[j]]),
                   "ratio": Ratio(ratio), "threshold": Ratio(th.lr_resume_jump)}
         res.measurements.append(Measurement("lr-resume", s.label, values, f"resumed at {ratio:.3g}x the rate the "
-                                            f"earlier attempt had at step {s.steps[idx[j]]:g}"))
+                                            f"earlier attempt had at step {fmt_step(s.steps[idx[j]])}"))
         if 1 / th.lr_resume_jump <= ratio <= th.lr_resume_jump:
             return None
         f = Finding(TL_LR_RESUME.id, TL_LR_RESUME.level,

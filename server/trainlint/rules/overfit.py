@@ -183,7 +183,7 @@ def check_gap(ctx: Context) -> CheckResult:
                     "are built before trusting either curve.",
                     Evidence(values, template), ctx.point(s, i_last), s.label, s.key,
                     marks={i_last: "end", i_first: "start"})
-        f.related.append(Related("first", ctx.point(s, i_first), "first evaluation below the threshold"))
+        f.related.append(Related("first", ctx.point(s, i_first), "the first evaluation"))
         res.findings.append(f)
         return None
 

@@ -96,7 +96,6 @@ def check_skipped(ctx: Context) -> CheckResult:
         res.skipped = SkipReason(Skip.NO_SERIES, "the log reports no skipped optimizer steps (no Megatron skip "
                                  "counts, no DeepSpeed OVERFLOW lines)")
         return res
-    last_step = max((s.steps[-1] for s in steps), default=None)
     if counts:
         s = max(counts, key=len)
         idx, vals = finite(s)
@@ -111,6 +110,7 @@ def check_skipped(ctx: Context) -> CheckResult:
         nan_total = sum(v for n in nans for v in finite(n)[1][1:])
     else:
         first_taken = min((x.steps[0] for x in steps), default=None)
+        last_step = max((x.steps[-1] for x in steps), default=None)
         lead = 0  # overflows before the first logged step: the scaler calibrating
         while lead < len(events) and (events[lead].step is None or
                                       (first_taken is not None and events[lead].step < first_taken)):
