@@ -8,6 +8,10 @@ from __future__ import annotations
 
 import re
 
+# Built-in patterns look at the first 64 KB of a line: a value past that is not in any real log, and a
+# bound keeps every match linear in what a hostile line can make it scan.
+MAX_MATCH_LINE = 1 << 16
+
 _BREAK = re.compile(r"\r\n|\r|\n")
 _BREAK_B = re.compile(rb"\r\n|\r|\n")
 

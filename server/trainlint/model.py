@@ -14,10 +14,11 @@ import re
 from array import array
 from bisect import bisect_right
 from enum import StrEnum
+from functools import lru_cache
 
 from ._record import field, record
 from .fsio import open_regular
-from .lines import split_lines
+from .lines import MAX_MATCH_LINE, split_lines
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -67,21 +68,34 @@ NUMBER_RE = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?:nan|NaN|NAN|
 
 @record(frozen=True, slots=True)
 class Locator:
-    """Finds the text of one series' value on a source line: a regex with a group named ``v``."""
+    """Finds the text of one series' value on a source line: a regex with a group named ``v``.
 
-    pattern: re.Pattern[str]
+    The regex is compiled when a location is first asked for: a log with 20,000 keys makes 20,000
+    locators, and hover or a diagnostic needs a handful of them.
+    """
+
+    source: str
 
     @classmethod
     def compile(cls, regex: str) -> Locator:
-        return cls(re.compile(regex))
+        return cls(regex)
+
+    @property
+    def pattern(self) -> re.Pattern[str]:
+        return _compiled(self.source)
 
     def span(self, line: str, value: float | None = None) -> tuple[int, int] | None:
         """0-based [start, end) of the value; None when the line no longer holds it."""
-        for m in self.pattern.finditer(line):
+        for m in self.pattern.finditer(line[:MAX_MATCH_LINE]):
             start, end = m.span("v")
             if value is None or _same_number(m.group("v"), value):
                 return start, end
         return None
+
+
+@lru_cache(maxsize=4096)
+def _compiled(source: str) -> re.Pattern[str]:
+    return re.compile(source)
 
 
 def _same_number(text: str, value: float) -> bool:

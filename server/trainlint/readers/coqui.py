@@ -21,21 +21,23 @@ from ..roles import Classified, RoleMap, classify
 from .base import FormatReader
 
 _ESC = r"(?:\x1b\[[\d;]*m)*"
-# The leading look-ahead lets the engine skip, in C, every position that cannot start a match.
+# The leading look-ahead lets the engine skip, in C, every position that cannot start a match. Runs are
+# possessive (``*+``): adjacent blank runs would otherwise try every split of a long blank stretch.
 _MASTER = re.compile(
     r"(?=[-|>!T])"
-    r"(?:(?P<stephdr>--> (?:TIME: (?P<time>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d) -- )?STEP: (?P<local>\d+)/(?P<total>\d+)"
-    r" -- GLOBAL_STEP: (?P<gstep>\d+))"
-    r"|(?P<val>\| > (?P<key>[A-Za-z_][\w.]*):" + _ESC + r"[ \t]*(?P<num>[^\s\x1b(]+)[ \t]*" + _ESC
-    + r"(?:[ \t]*\((?P<paren>[^)\n]*)\))?[ \t\r]*$)"
-    r"|(?P<epoch>> EPOCH: (?P<ep>\d+)/(?P<eptot>\d+))"
+    r"(?:(?P<stephdr>--> (?:TIME: (?P<time>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d) -- )?"
+    r"STEP: (?P<local>\d{1,15})/(?P<total>\d{1,15})"
+    r" -- GLOBAL_STEP: (?P<gstep>\d{1,15}))"
+    r"|(?P<val>\| > (?P<key>[A-Za-z_][\w.]*+):" + _ESC + r"[ \t]*+(?P<num>[^\s\x1b(]++)[ \t]*+" + _ESC
+    + r"(?:[ \t]*+\((?P<paren>[^)\n]*+)\))?[ \t\r]*+$)"
+    r"|(?P<epoch>> EPOCH: (?P<ep>\d{1,15})/(?P<eptot>\d{1,15}))"
     r"|(?P<evalhdr>> EVALUATION\b)"
     r"|(?P<evalperf>--> EVAL PERFORMANCE)"
     r"|(?P<training>> TRAINING \()"
     r"|(?P<best>> BEST MODEL : (?P<bestpath>[^\n\r\x1b]*))"
     r"|(?P<ckpt>> CHECKPOINT : (?P<ckptpath>[^\n\r\x1b]*))"
     r"|(?P<kbd>> Keyboard interrupt detected)"
-    r"|(?P<restored>> Model restored from step (?P<rstep>\d+))"
+    r"|(?P<restored>> Model restored from step (?P<rstep>\d{1,15}))"
     r"|(?P<tb>^Traceback \(most recent call last\):)"
     r"|(?P<kept>! Run is kept in))",
     re.MULTILINE,

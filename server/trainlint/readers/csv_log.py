@@ -32,9 +32,14 @@ class _State:
     bad_columns: set[str] = field(default_factory=set)
 
 
+# One cell: quoted (quotes doubled inside) or bare. The two alternatives cannot both match a cell and
+# the runs are possessive, so a line that does not fit fails at once instead of trying 2^cells splits.
+_CELL = r'(?:"(?:[^"\n]|"")*+"|[^,\n"]*+)'
+
+
 @lru_cache(maxsize=1024)
 def cell_locator(index: int) -> Locator:
-    return Locator.compile(r"^(?:(?:\"[^\"]*\"|[^,\n]*),){" + str(index) + r"}[ \t]*(?P<v>[^,\s]*)")
+    return Locator.compile(r"^(?:" + _CELL + r",){" + str(index) + r"}[ \t]*+(?P<v>[^,\s]*)")
 
 
 class CsvReader(FormatReader):
@@ -48,7 +53,6 @@ class CsvReader(FormatReader):
     def scan(self, text: str, first_line: int) -> None:
         st: _State = self.state
         lines = split_lines(text)
-        line_no = first_line
         start = 0
         if st.header is None:
             while start < len(lines) and not lines[start].strip():
@@ -59,10 +63,12 @@ class CsvReader(FormatReader):
             start += 1
         header = st.header or []
         series = self._series
-        line_no = first_line + start
-        for row in csv.reader(lines[start:]):
+        base = first_line + start  # the physical line of the first row: quoted cells may hold line breaks
+        rows = csv.reader(ln + "\n" for ln in lines[start:])
+        line_no = base
+        for row in rows:
+            row_line, line_no = line_no, base + rows.line_num
             if not row or (len(row) == 1 and not row[0].strip()):
-                line_no += 1
                 continue
             st.rows += 1
             step = float(st.rows - 1)
@@ -70,17 +76,18 @@ class CsvReader(FormatReader):
                 try:
                     step = float(row[st.step_col])
                 except ValueError:
-                    line_no += 1
                     continue
             wall = math.nan
             if st.wall_col >= 0 and st.wall_col < len(row):
                 with contextlib.suppress(ValueError):
                     wall = float(row[st.wall_col])
-            for i, cell in enumerate(row):
+            at = row_line
+            for i, raw in enumerate(row):
+                here, at = at, at + raw.count("\n")
                 s = series[i] if i < len(series) else None
                 if s is None:
                     continue
-                cell = cell.strip()
+                cell = raw.strip()
                 if not cell:
                     continue
                 try:
@@ -90,10 +97,9 @@ class CsvReader(FormatReader):
                     if name not in st.bad_columns:
                         st.bad_columns.add(name)
                         self.log.problem(f"column `{name}` holds {cell!r}, not a number; such cells are ignored",
-                                         line_no)
+                                         here)
                     continue
-                s.append(step, value, line_no, wall)
-            line_no += 1
+                s.append(step, value, here, wall)
 
     def _header(self, names: list[str]) -> None:
         st: _State = self.state

@@ -60,9 +60,8 @@ class CustomReader(FormatReader):
                 break
 
 
-def _group_only(pat: re.Pattern[str], group: str) -> re.Pattern[str]:
+def _group_only(pat: re.Pattern[str], group: str) -> str:
     """The user's pattern with ``group`` renamed ``v`` (the locator's group) and the others unnamed."""
     src = pat.pattern
     src = re.sub(r"\(\?P<" + re.escape(group) + r">", "(?P<v>", src)
-    src = re.sub(r"\(\?P<(?!v>)\w+>", "(?:", src)
-    return re.compile(src)
+    return re.sub(r"\(\?P<(?!v>)\w+>", "(?:", src)

@@ -21,7 +21,7 @@ import re
 from functools import lru_cache
 
 from .._record import field, record
-from ..lines import split_lines
+from ..lines import MAX_MATCH_LINE, split_lines
 from ..model import NUMBER_RE, Event, EventKind, Locator, LogFile, Role, Series, parse_number
 from ..roles import Classified, RoleMap, classify
 from .base import FormatReader
@@ -39,33 +39,36 @@ _HF_PAIR = re.compile(r"'(?P<key>[^'\n]{1,80})': '?(?P<v>" + _NUM + r")'?(?=[,}]
 _HF_DICT = re.compile(r"^\s*\{'[A-Za-z_]")
 # tqdm: "{desc}: {pct}%|{bar}| {n}/{total} [{elapsed}<{remaining}, {rate}{, postfix}]"
 _TQDM = re.compile(
-    r"(?P<pct>\d{1,3})%\|[^|]{0,200}\|\s{0,4}(?P<n>\d+)/(?P<total>\d+)\s{0,4}\[(?P<inner>[^\]]{0,2000})\]")
+    r"(?P<pct>\d{1,3})%\|[^|]{0,200}\|\s{0,4}(?P<n>\d{1,15})/(?P<total>\d{1,15})\s{0,4}\[(?P<inner>[^\]]{0,2000})\]")
 _TQDM_POSTFIX = re.compile(r"(?:^|, )(?P<key>[A-Za-z_][\w./-]{0,60})=(?P<v>" + _NUM + r")(?:\.0)?(?=,|$)")
-_EPOCH_DESC = re.compile(r"\bEpoch\s{0,4}(?P<ep>\d+)(?:\s{0,4}/\s{0,4}(?P<tot>\d+))?", re.I)
+_EPOCH_DESC = re.compile(r"\bEpoch\s{0,4}(?P<ep>\d{1,15})(?:\s{0,4}/\s{0,4}(?P<tot>\d{1,15}))?", re.I)
 _EVAL_DESC = re.compile(r"valid|eval|test|predict|sanity", re.I)
 # Keras: "Epoch 3/12" on its own line, then "26/26 ━━━━ 0s 2ms/step - loss: 0.41 - val_loss: 0.52"
 # (Keras 2: "26/26 [=====] - 0s 2ms/step - loss: …").
-_KERAS_EPOCH = re.compile(r"^Epoch (?P<ep>\d+)/(?P<tot>\d+)\s*$")
-_KERAS_BAR = re.compile(r"^\s*(?P<n>\d+)/(?P<total>\d+) (?:━|\[[=>.]*\])")
+_KERAS_EPOCH = re.compile(r"^Epoch (?P<ep>\d{1,15})/(?P<tot>\d{1,15})\s*$")
+_KERAS_BAR = re.compile(r"^\s*(?P<n>\d{1,15})/(?P<total>\d{1,15}) (?:━|\[[=>.]*\])")
 _KERAS_PAIR = re.compile(r" - (?P<key>[A-Za-z_][\w./-]{0,60}): (?P<v>" + _NUM + r")")
 # nanoGPT: "iter 100: loss 2.3451, time 12.31ms, mfu 3.20%" and "step 500: train loss 2.1000, val loss 2.2000"
-_NANO_ITER = re.compile(r"^iter (?P<step>\d+): loss (?P<loss>" + _NUM + r"), time (?P<time>" + _NUM + r")ms")
-_NANO_EVAL = re.compile(r"^step (?P<step>\d+): train loss (?P<train>" + _NUM + r"), val loss (?P<val>" + _NUM + r")")
+_NANO_ITER = re.compile(r"^iter (?P<step>\d{1,15}): loss (?P<loss>" + _NUM + r"), time (?P<time>" + _NUM + r")ms")
+_NANO_EVAL = re.compile(
+    r"^step (?P<step>\d{1,15}): train loss (?P<train>" + _NUM + r"), val loss (?P<val>" + _NUM + r")")
 # llm.c: "step  750/19560 | loss 4.76 (-1.36z)| norm 0.58 (-1.13z)| lr 6.00e-04 | 4212.08 ms"
-_LLMC_STEP = re.compile(r"^step\s+(?P<step>\d+)/(?P<total>\d+)\s*\|")
+_LLMC_STEP = re.compile(r"^step\s+(?P<step>\d{1,15})/(?P<total>\d{1,15})\s*\|")
 _LLMC_PAIR = re.compile(r"(?:^|\|)\s*(?P<key>(?:train )?loss|norm|lr)\s+(?P<v>" + _NUM + r")")
 _LLMC_VAL = re.compile(r"^val loss (?P<v>" + _NUM + r")\s*$")
+_LLMC_VAL_AT = Locator.compile(r"^val loss (?P<v>\S+)")
 # Megatron-LM / NeMo: " [2024-05-01 12:00:00] iteration      100/    1000 | … | lm loss: 2.31E+00 | loss scale: …"
 # (the timestamp since Megatron-LM core 0.5; older releases start at "iteration")
-_MEGATRON = re.compile(r"^\s*(?:\[[^\]]{0,40}\]\s*)?iteration\s+(?P<step>\d+)/\s*(?P<total>\d+)\s*\|")
+_MEGATRON = re.compile(r"^\s*(?:\[[^\]]{0,40}\]\s*)?iteration\s+(?P<step>\d{1,15})/\s*(?P<total>\d{1,15})\s*\|")
 _MEGATRON_PAIR = re.compile(r"\|\s*(?P<key>[A-Za-z][^|:]{0,60}?):\s*(?P<v>" + _NUM + r")\s*(?=\|)")
 _OVERFLOW = re.compile(r"OVERFLOW! Skipping step|Skipping step\. Attempted loss scale", re.I)
 # build-nanogpt log.txt: "19072 train 3.051, 19072 val 3.08, 19072 hella 0.30"
-_BUILD = re.compile(r"^(?P<step>\d+) (?P<key>train|val|hella) (?P<v>" + _NUM + r")\s*$")
-_EPOCH = re.compile(r"Epoch\s*\[\s*(?P<ep>\d+)\s*/\s*(?P<tot>\d+)\s*\]|^Epoch (?P<ep2>\d+)/(?P<tot2>\d+) - ")
-_MMENGINE = re.compile(r"Epoch\((?P<mode>train|val)\)\s*\[(?P<ep>\d+)\]\[\s*(?P<it>\d+)/(?P<n>\d+)\]")
+_BUILD = re.compile(r"^(?P<step>\d{1,15}) (?P<key>train|val|hella) (?P<v>" + _NUM + r")\s*$")
+_EPOCH = re.compile(
+    r"Epoch\s*\[\s*(?P<ep>\d{1,15})\s*/\s*(?P<tot>\d{1,15})\s*\]|^Epoch (?P<ep2>\d{1,15})/(?P<tot2>\d{1,15}) - ")
+_MMENGINE = re.compile(r"Epoch\((?P<mode>train|val)\)\s*\[(?P<ep>\d{1,15})\]\[\s*(?P<it>\d{1,15})/(?P<n>\d{1,15})\]")
 _METRICS_BLOCK = re.compile(r"^\*{5} \w+ metrics \*{5}\s*$")
-_STEP_WORD = re.compile(r"(?:^|[\s\[(])(?:step|iter|iteration)\s+(?P<n>\d+)\b(?!\s*/)", re.I)
+_STEP_WORD = re.compile(r"(?:^|[\s\[(])(?:step|iter|iteration)\s+(?P<n>\d{1,15})\b(?!\s*/)", re.I)
 _LLMC_SHORT = re.compile(r"^s:\d+ (?:trl|tel):")
 _STEP_KEYS = {"step", "steps", "s", "iter", "iteration", "global_step", "global step", "it", "num_updates"}
 _SKIP_KEYS = _STEP_KEYS | {"epoch", "eta", "total", "rank", "skipped", "v_num"}
@@ -125,7 +128,7 @@ class TextStdoutReader(FormatReader):
         st: _State = self.state
         for offset, line in enumerate(split_lines(text)):
             if line:
-                self._line(clean(line), first_line + offset, st)
+                self._line(clean(line[:MAX_MATCH_LINE]), first_line + offset, st)
 
     def _line(self, line: str, n: int, st: _State) -> None:
         log = self.log
@@ -182,7 +185,7 @@ class TextStdoutReader(FormatReader):
                 return True
         if line.startswith("Overriding: max_iters = "):  # nanoGPT's configurator echoes each override
             tail = line[len("Overriding: max_iters = "):].strip()
-            if tail.isdigit():
+            if tail.isdigit() and len(tail) <= 15:
                 log.facts["max_steps"] = int(tail)
             return True
         if line.startswith("iter"):
@@ -195,8 +198,7 @@ class TextStdoutReader(FormatReader):
             m = _LLMC_VAL.match(line)
             if m:
                 if st.step is not None:
-                    self._point("val loss", m.group("v"), n, st.step, Locator.compile(r"^val loss (?P<v>\S+)"),
-                                Role.EVAL_LOSS)
+                    self._point("val loss", m.group("v"), n, st.step, _LLMC_VAL_AT, Role.EVAL_LOSS)
                 return True
         if "iteration" in line:
             m = _MEGATRON.match(line)
@@ -351,7 +353,7 @@ class TextStdoutReader(FormatReader):
                 with contextlib.suppress(ValueError):
                     step = float(parse_number(p.group("v")))
                 tail = line[p.end():p.end() + 12]
-                tm = re.match(r"/(\d+)", tail)
+                tm = re.match(r"/(\d{1,15})", tail)
                 if tm:
                     st.total = int(tm.group(1))
                     log.facts["max_steps"] = st.total
