@@ -249,3 +249,24 @@ def test_the_discovery_limit_counts_log_candidates_not_data_files(tmp_path):
     d = discover(str(tmp_path), max_files=50)
     assert [Path(f.path).name for f in d.found] == ["trainer_state.json"]
     assert not d.skipped
+
+
+def test_a_2_gb_sparse_trainer_state_is_refused_unread(tmp_path):
+    """A 2 GB sparse trainer_state.json reached 4.1 GB RSS and was re-read whole on every change."""
+    import resource
+
+    big = tmp_path / "big" / "trainer_state.json"
+    big.parent.mkdir()
+    with big.open("wb") as f:
+        f.write(b'{"log_history": [' + b",".join(b'{"loss": 1.0, "step": %d}' % i for i in range(5000)))
+        f.truncate(2 << 30)                                                 # then 2 GB of holes
+    shutil.copytree(RUNS / "gallery-lr_hot", tmp_path / "hot")
+    r = subprocess.run([*CLI, "check", str(tmp_path), "--format", "json"], capture_output=True, text=True,
+                       timeout=120)
+    import json
+
+    reports = {Path(rep["path"]).parent.name: rep for rep in json.loads(r.stdout)["reports"]}
+    assert reports["hot"]["verdict"] == "FAIL" and r.returncode == 1
+    assert reports["big"]["verdict"] == "NOT-CHECKED"
+    assert "a JSON document of 2147483648 bytes, over the 256 MB trainlint reads whole" in r.stdout
+    assert resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss < 500 << 10  # KB: the file was never read

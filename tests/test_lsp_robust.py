@@ -283,3 +283,66 @@ def test_numeric_settings_have_a_range_and_fall_back_with_a_message():
     assert errors == ["trainlint.debounceMs must be an integer from 0 to 60000, got 1000000000000; using 150",
                       "trainlint.maxDiagnosticsPerFile must be an integer from 1 to 10000, got "
                       "1000000000000000000000000000000; using 200"]
+
+
+class RawClient:
+    """The base protocol by hand: frames a real client would never send."""
+
+    def __init__(self, root: Path) -> None:
+        self.proc = subprocess.Popen(SERVER, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        self.root = root
+
+    def raw(self, data: bytes) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(data)
+        self.proc.stdin.flush()
+
+    def send(self, obj: dict | bytes) -> None:
+        body = obj if isinstance(obj, bytes) else json.dumps(obj).encode()
+        self.raw(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+
+    def answer(self, msg_id: int, timeout: float = 20) -> dict:
+        """The response to ``msg_id`` (notifications in between are skipped)."""
+        assert self.proc.stdout is not None
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            length = 0
+            while True:
+                line = self.proc.stdout.readline()
+                assert line, "the server closed its output"
+                if line.startswith(b"Content-Length:"):
+                    length = int(line.split(b":")[1])
+                elif line == b"\r\n":
+                    break
+            msg = json.loads(self.proc.stdout.read(length))
+            if msg.get("id") == msg_id and "method" not in msg:
+                return msg
+        raise TimeoutError(f"no answer to request {msg_id}")
+
+
+def test_absurd_frames_and_bad_params_are_answered_and_the_server_keeps_serving(tmp_path):
+    """`Content-Length: 10^12` killed the server (exit 1); a request whose params do not fit its method was
+    never answered. Every request gets an answer, an absurd frame a logged error, and serving goes on."""
+    shutil.copytree(RUNS / "gallery-lr_hot", tmp_path / "run")
+    c = RawClient(tmp_path)
+    try:
+        c.raw(b"Content-Length: 1000000000000\r\n\r\n")
+        c.send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "processId": None, "rootUri": tmp_path.as_uri(), "capabilities": {}}})
+        assert "capabilities" in c.answer(1)["result"]
+        c.send({"jsonrpc": "2.0", "method": "initialized", "params": {}})
+        c.send({"jsonrpc": "2.0", "id": 2, "method": "textDocument/hover", "params": {"textDocument": 5}})
+        bad = c.answer(2)["error"]
+        assert bad["code"] == -32602 and "textDocument/hover" in bad["message"]
+        c.send(b"{not json")
+        c.send({"jsonrpc": "2.0", "id": 3, "method": "trainlint/renderEvents", "params": {"uri": 5}})
+        assert "uri" in c.answer(3)["error"]["message"]
+        c.send({"jsonrpc": "2.0", "id": 4, "method": "shutdown"})
+        assert c.answer(4)["result"] is None
+        c.send({"jsonrpc": "2.0", "method": "exit"})
+        code = c.proc.wait(timeout=20)
+    finally:
+        c.proc.kill()
+    err = c.proc.stderr.read().decode() if c.proc.stderr else ""
+    assert code == 0, err
+    assert "declares 1000000000000 bytes" in err and "not valid JSON" in err

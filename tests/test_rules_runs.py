@@ -18,7 +18,7 @@ from conftest import GALLERY, RUNS, XTTS_EVENTS, XTTS_FULL, XTTS_PREFIX, corpus
 from rulekit import faithful, ids, jsonl, judge, only
 from tbwrite import record_offsets, scalar_event, write
 from trainlint.config import Config
-from trainlint.rules.base import Level
+from trainlint.rules.base import Level, Skip
 from trainlint.rules.thresholds import Thresholds
 from trainlint.runs import plan
 
@@ -319,3 +319,29 @@ def test_a_run_that_finished_between_two_logging_steps_is_complete(tmp_path):
     aged(log)
     f = only(judge(log), "TL-RUN-INCOMPLETE")
     assert (f.evidence.values["last_step"], f.evidence.values["planned"]) == (1000, 2178)
+
+
+def test_a_zip_bomb_checkpoint_is_examined_once_and_not_expanded(tmp_path):
+    """testzip() on every judgement: a 1 MB zip bomb cost 90 s per judge and a real 5 GB checkpoint was read
+    whole on every append. Members over the budget are not read (a coverage reason says so), and each file is
+    examined once per (size, mtime, inode)."""
+    from trainlint.rules import run_level
+
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "trainer_0_log.txt").write_text(COQUI_SAVES)
+    with zipfile.ZipFile(run / "checkpoint_9.pth", "w", zipfile.ZIP_DEFLATED) as z, \
+            z.open("archive/data.pkl", "w", force_zip64=True) as member:
+        zeros = bytes(1 << 20)
+        for _ in range(1024):                                               # 1 GB that deflates to ~1 MB
+            member.write(zeros)
+    assert (run / "checkpoint_9.pth").stat().st_size < 2 << 20
+    aged(run / "trainer_0_log.txt")
+    run_level._zip_state_of.cache_clear()
+    rep = judge(run / "trainer_0_log.txt")
+    assert not [f for f in rep.findings if f.id in ("TL-CKPT-CORRUPT", "TL-CKPT-TRUNCATED")]
+    why = rep.coverage["checkpoints"]["checkpoint_9.pth"]
+    assert why.reason == Skip.TOO_LARGE and "1073741824 bytes uncompressed" in why.detail
+    judge(run / "trainer_0_log.txt")
+    info = run_level._zip_state_of.cache_info()
+    assert (info.misses, info.hits) == (1, 1)

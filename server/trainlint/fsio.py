@@ -18,6 +18,10 @@ class NotRegularFile(OSError):
     """The path is a FIFO, a device, a socket or a directory: trainlint does not read it."""
 
 
+class TooLarge(OSError):
+    """The file is larger than trainlint reads for its kind (a whole JSON document): not read at all."""
+
+
 def open_regular(path: str) -> BinaryIO:
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     try:

@@ -32,6 +32,7 @@ from . import diagnostics as dg
 from .hover import finding_markdown, point_markdown
 from .outline import code_lenses, symbols
 from .settings import Settings
+from .stdio import serve
 from .workspace import Tracked, Workspace
 
 log = logging.getLogger("trainlint.lsp")
@@ -526,11 +527,7 @@ def main(level: str = "WARNING") -> int:
     logging.getLogger("pygls").setLevel(logging.WARNING)
     logging.getLogger("watchfiles").setLevel(logging.WARNING)
     logging.getLogger("trainlint").addHandler(_ClientLog(server))
-    code: int = 0
-    try:
-        server.start_io()
-    except SystemExit as e:  # pygls leaves through sys.exit on `exit`
-        code = e.code if isinstance(e.code, int) else 0
+    code = serve(server)
     server.worker.shutdown(wait=False, cancel_futures=True)
     if any(th.name.startswith("trainlint-judge") and th.is_alive() for th in threading.enumerate()):
         # A judge still reading a large log would hold the interpreter's exit until it ends (28 s measured):

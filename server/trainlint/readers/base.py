@@ -10,11 +10,12 @@ next update, so a half-written line is never counted twice.
 from __future__ import annotations
 
 import copy
+import errno
 import os
 from abc import ABC, abstractmethod
 
 from .._record import record
-from ..fsio import open_regular
+from ..fsio import TooLarge, open_regular
 from ..lines import count_breaks, count_breaks_bytes, ends_with_break
 from ..model import LogFile, Series, series_key
 from ..roles import Classified, RoleMap, classify
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
 
 CHUNK = 4 << 20          # bytes read per call
 MAX_LINE = 8 << 20       # a longer line is skipped, with a problem, without holding it in memory
+MAX_DOCUMENT = 256 << 20  # a whole-document log (trainer_state.json) over this is not read at all
 IDENTITY_BYTES = 64      # the head of the file we compare to notice a replaced file
 
 
@@ -209,8 +211,12 @@ class Tail(Source):
         return f.read(self.offset - start)
 
     def _read_document(self, f: Any) -> None:
+        size = os.fstat(f.fileno()).st_size
+        if size > MAX_DOCUMENT:
+            raise TooLarge(errno.EFBIG, f"a JSON document of {size} bytes, over the {MAX_DOCUMENT >> 20} MB "
+                                        "trainlint reads whole; it was not read", self.path)
         f.seek(0)
-        data = f.read()
+        data = f.read(MAX_DOCUMENT + 1)
         self.log.line_index = [(1, 0)]
         text = data.decode("utf-8", "replace")
         if "\ufffd" in text and b"\xef\xbf\xbd" not in data:

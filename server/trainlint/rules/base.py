@@ -40,6 +40,7 @@ class Skip(StrEnum):
     DISABLED = "disabled"
     UNREADABLE = "unreadable"
     TOO_EARLY = "too-early"
+    TOO_LARGE = "too-large"
 
 
 class Step(float):

@@ -11,6 +11,7 @@ from __future__ import annotations
 import itertools
 import math
 import os
+from functools import lru_cache
 
 from ..fsio import open_regular
 from ..model import Event, EventKind, Location, Role, Series
@@ -240,30 +241,49 @@ def check_events_truncated(ctx: Context) -> CheckResult:
 
 
 # -- TL-CKPT-* ------------------------------------------------------------------------------------
-def _zip_state(path: str) -> tuple[str, str] | None:
-    """None when intact (or not a ZIP at all); else (rule id, what is wrong). Never unpickles."""
+# A checkpoint's members are CRC-checked when they hold at most this much: a real 5 GB checkpoint or a
+# 1 MB zip bomb would otherwise be read whole on every judgement.
+CKPT_CRC_BYTES = 512 << 20
+
+
+def _zip_state(path: str) -> tuple[str | None, str]:
+    """(rule id, what is wrong) for a damaged archive; (None, why not) when the CRCs were not read; (None, "")
+    when intact or not a ZIP at all. Each file is examined once per (size, mtime, inode). Never unpickles."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None, ""
+    return _zip_state_of(path, st.st_size, st.st_mtime_ns, st.st_ino)
+
+
+@lru_cache(maxsize=256)
+def _zip_state_of(path: str, size: int, mtime_ns: int, inode: int) -> tuple[str | None, str]:
     import zipfile  # only when a log names checkpoints: zipfile pulls in bz2, lzma, shutil, pathlib
 
-    try:
-        size = os.path.getsize(path)
-    except OSError:
-        return None
     if size == 0:
         return TL_CKPT_TRUNCATED.id, "the file is empty"
     try:
         with open_regular(path) as f:
             if f.read(4) != b"PK\x03\x04":
-                return None  # legacy (pickle) checkpoint: cannot be checked without loading it, so it is not
+                return None, ""  # legacy (pickle) checkpoint: cannot be checked without loading it, so it is not
             f.seek(0)
             with zipfile.ZipFile(f) as z:  # the file checked above, not the path again
+                members = z.infolist()
+                for m in members:
+                    if m.header_offset + m.compress_size > size:
+                        return TL_CKPT_TRUNCATED.id, f"member {m.filename} extends past the end of the file"
+                declared = sum(m.file_size for m in members)
+                if declared > CKPT_CRC_BYTES:
+                    return None, (f"its members declare {declared} bytes uncompressed, over the {CKPT_CRC_BYTES >> 20}"
+                                  " MB a check reads; their CRCs were not read (the archive's directory is intact)")
                 bad = z.testzip()
     except zipfile.BadZipFile as e:
         return TL_CKPT_TRUNCATED.id, f"the archive is cut short ({e})"
-    except (OSError, EOFError, ValueError) as e:
+    except (OSError, EOFError, ValueError, NotImplementedError) as e:
         return TL_CKPT_CORRUPT.id, f"the archive cannot be read ({e})"
     if bad is not None:
         return TL_CKPT_CORRUPT.id, f"member {bad} fails its CRC"
-    return None
+    return None, ""
 
 
 def check_checkpoints(ctx: Context) -> CheckResult:
@@ -286,10 +306,12 @@ def check_checkpoints(ctx: Context) -> CheckResult:
         name = os.path.basename(str(e.detail["path"]).replace("\\", "/"))
         path = os.path.join(rd, name)
         if os.path.exists(path):
-            state = _zip_state(path) if os.path.isfile(path) else None
-            if state is not None:
-                rule = TL_CKPT_TRUNCATED if state[0] == TL_CKPT_TRUNCATED.id else TL_CKPT_CORRUPT
-                values = {"file": name, "size": os.path.getsize(path), "problem": state[1]}
+            rule_id, problem = _zip_state(path) if os.path.isfile(path) else (None, "")
+            if rule_id is None and problem:
+                res.coverage[name] = SkipReason(Skip.TOO_LARGE, problem)
+            elif rule_id is not None:
+                rule = TL_CKPT_TRUNCATED if rule_id == TL_CKPT_TRUNCATED.id else TL_CKPT_CORRUPT
+                values = {"file": name, "size": os.path.getsize(path), "problem": problem}
                 res.findings.append(Finding(
                     rule.id, rule.level,
                     "The checkpoint the log says it saved cannot be restored as it is: it was cut short (a full "
