@@ -346,3 +346,37 @@ def test_absurd_frames_and_bad_params_are_answered_and_the_server_keeps_serving(
     err = c.proc.stderr.read().decode() if c.proc.stderr else ""
     assert code == 0, err
     assert "declares 1000000000000 bytes" in err and "not valid JSON" in err
+
+
+async def test_directory_links_out_of_the_workspace_are_never_watched_and_appends_still_count(tmp_path):
+    """A link to `/` blocked the event loop 20-45 s and a link to a folder outside the workspace was
+    followed by the watcher (its logs published) though `check` skips it. One rule: directory links are not
+    followed; appends inside the workspace are still re-judged, and hover answers throughout."""
+    ws = tmp_path / "ws"
+    run = ws / "run"
+    run.mkdir(parents=True)
+    log = run / "metrics.jsonl"
+    log.write_text("".join(f'{{"step": {i}, "loss": {2.0 - i / 100}}}\n' for i in range(60)))
+    shutil.copytree(RUNS / "gallery-lr_hot", tmp_path / "outside" / "hot")
+    (ws / "root").symlink_to("/")
+    (ws / "elsewhere").symlink_to(tmp_path / "outside")
+    client = await start(ws)
+    try:
+        await until(lambda: log.as_uri() in client.diagnostics, what="the workspace log judged")
+        outside = (tmp_path / "outside" / "hot" / "trainer_state.json")
+        (outside.parent / "late.jsonl").write_text('{"step": 1, "loss": NaN}\n{"step": 2, "loss": NaN}\n')
+        with outside.open("a") as f:
+            f.write(" ")
+        with log.open("a") as f:
+            f.write('{"step": 60, "loss": NaN}\n')
+        t0 = time.monotonic()
+        while not any(str(d.code) == "TP-NAN" for d in client.diagnostics.get(log.as_uri(), [])):
+            h0 = time.monotonic()
+            await hover(client, log.as_uri(), 3)
+            assert time.monotonic() - h0 < 1.0
+            assert time.monotonic() - t0 < 15, "the append was never re-judged"
+            await asyncio.sleep(0.1)
+        published = [u for u, diags in client.diagnostics.items() if diags]
+        assert all(u.startswith(ws.as_uri() + "/run/") for u in published), published
+    finally:
+        await stop(client)

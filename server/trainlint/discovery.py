@@ -66,10 +66,8 @@ def discover(root: str, max_files: int = 100_000, formats: Any = None) -> Discov
     seen = 0
     for dirpath, dirnames, filenames in os.walk(root, followlinks=False, onerror=lambda e: out.unreadable.append(
             (getattr(e, "filename", root) or root, _os_reason(e)))):
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d not in SKIP_DIRS)
-        if dirnames and dirpath.count(os.sep) - root.rstrip(os.sep).count(os.sep) >= MAX_DEPTH:
+        if not _enter(root, dirpath, dirnames):
             out.skipped.append((dirpath, f"deeper than {MAX_DEPTH} folders below {root}; not entered"))
-            dirnames[:] = []  # os.walk recurses: a tree 1,500 deep would end in RecursionError
         if store_kind(dirpath) is not None:  # an MLflow run or a DVCLive folder: one unit, its files members
             _consider(dirpath, out)
             dirnames[:] = []
@@ -101,6 +99,30 @@ def discover(root: str, max_files: int = 100_000, formats: Any = None) -> Discov
                 continue  # a link to a file of the same tree (W&B's wandb/debug.log): read where it lives
             _consider(path, out)
     return out
+
+
+def _enter(root: str, dirpath: str, dirnames: list[str]) -> bool:
+    """Prune ``dirnames`` in place to the folders a walk enters; False when it stopped at the depth limit.
+    os.walk(followlinks=False) already leaves links to folders out (loops, `/`, the world outside)."""
+    dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d not in SKIP_DIRS)
+    if dirnames and dirpath.count(os.sep) - root.rstrip(os.sep).count(os.sep) >= MAX_DEPTH:
+        dirnames[:] = []  # os.walk recurses: a tree 1,500 deep would end in RecursionError
+        return False
+    return True
+
+
+def folders(root: str, limit: int) -> tuple[list[str], int]:
+    """The folders under ``root`` that discovery walks (the same rule for the watcher: no directory links,
+    nothing outside), at most ``limit``; and how many more there were."""
+    out: list[str] = []
+    more = 0
+    for dirpath, dirnames, _ in os.walk(root, followlinks=False):
+        _enter(root, dirpath, dirnames)
+        if len(out) < limit:
+            out.append(dirpath)
+        else:
+            more += 1
+    return out, more
 
 
 def _consider(path: str, out: Discovery, formats: Any = None) -> None:

@@ -26,6 +26,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
 from .. import __version__
+from ..discovery import folders
 from ..readers import BINARY_FORMATS
 from ..readers.tfevents import is_event_file
 from . import diagnostics as dg
@@ -39,6 +40,7 @@ log = logging.getLogger("trainlint.lsp")
 RENDER_EVENTS = "trainlint/renderEvents"
 IS_LOG = "trainlint/isLog"
 RESCAN = "trainlint.rescan"
+MAX_WATCHED = 8192  # folders watched (inotify's max_user_watches is 8192 on older kernels)
 WATCH_GLOBS = ("**/trainer_state.json", "**/trainer_*_log.txt", "**/events.out.tfevents.*", "**/*.csv",
                "**/*.jsonl", "**/*.log", "**/metrics.json", "**/scalars.json", "**/log.txt", "**/.trainlint.yaml")
 
@@ -259,17 +261,53 @@ class TrainlintServer(LanguageServer):
             await self.judge(unit)
 
     async def watch(self) -> None:
+        """Watch the folders discovery walks, each on its own (directory links are never followed: a link
+        to `/` took 20-45 s and published files outside the workspace). A new folder restarts the watch
+        with it; a watch that dies is restarted with the reason logged."""
         import watchfiles
 
-        roots = self.ws.roots
-        if not roots:
+        if not self.ws.roots:
             return
         self.stop_watch = asyncio.Event()
-        async for changes in watchfiles.awatch(*roots, debounce=max(50, self.settings.debounce_ms), step=50,
-                                               stop_event=self.stop_watch, recursive=True,
-                                               watch_filter=_watch_filter, raise_interrupt=False):
-            for change, path in changes:
-                self.note_change(path, change == watchfiles.Change.deleted)
+        failures = 0
+        while not self.stop_watch.is_set():
+            dirs = await self.in_worker(self._watched_folders)
+            try:
+                await self._watch_once(watchfiles, dirs)
+                failures = 0
+            except Exception as e:  # any failure restarts the watch; the reason is logged
+                failures += 1
+                delay = min(30.0, 0.5 * 2 ** failures)
+                log.error("the file watcher stopped (%s: %s); restarting it in %.1f s", type(e).__name__, e, delay)
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self.stop_watch.wait(), delay)
+
+    def _watched_folders(self) -> list[str]:
+        dirs: list[str] = []
+        for root in self.ws.roots:
+            found, more = folders(root, MAX_WATCHED - len(dirs))
+            dirs += found
+            if more:
+                log.warning("watching %d folders; %d more under %s are not watched (judged on open, save and "
+                            "rescan)", MAX_WATCHED, more, root)
+        return dirs
+
+    async def _watch_once(self, watchfiles: Any, dirs: list[str]) -> None:
+        """Until a folder is added or removed (then the caller lists the folders again)."""
+        known = set(dirs)
+        watch = watchfiles.awatch(*dirs, debounce=max(50, self.settings.debounce_ms), step=50,
+                                  stop_event=self.stop_watch, recursive=False, watch_filter=_watch_filter,
+                                  raise_interrupt=False, ignore_permission_denied=True)
+        async with contextlib.aclosing(watch):
+            async for changes in watch:
+                relist = False
+                for change, path in changes:
+                    gone = change == watchfiles.Change.deleted
+                    self.note_change(path, gone)
+                    added = change == watchfiles.Change.added and os.path.isdir(path) and not os.path.islink(path)
+                    relist = relist or added or (gone and path in known)
+                if relist:
+                    return
 
 
 def _watch_filter(change: Any, path: str) -> bool:
