@@ -116,3 +116,66 @@ def test_a_log_rewritten_in_place_with_the_same_head_and_longer_is_read_again(tm
     assert src.update()
     loss = next(s for s in src.log.series.values() if s.name == "loss")
     assert len(loss) == 60 and loss.values[29] != loss.values[29]  # NaN read, old points dropped
+
+
+def test_an_event_files_view_grows_with_it_and_a_hover_never_renders_it(tmp_path):
+    """A growing 22 MB event file: its view (900k lines) was rendered again, on the event loop, for every
+    publish (7-8 s per appended record). Now the view grows by the appended points only, and a request on
+    the event loop takes the view as the last publish left it."""
+    from tbwrite import record_offsets
+    from trainlint.events_view import render
+    from trainlint.lsp import diagnostics as dg
+    from trainlint.lsp.workspace import Workspace
+
+    src = tmp_path / "src"
+    src.mkdir()
+    full = write(str(src), [scalar_event(s, tag, 1.0 / (s + 1)) for s in range(400) for tag in ("loss", "lr")])
+    data, offs = open(full, "rb").read(), record_offsets(full)
+    run = tmp_path / "run"
+    run.mkdir()
+    live = run / os.path.basename(full)
+    live.write_bytes(data[:offs[601]])
+    ws = Workspace()
+    tr = ws.track(str(live))
+    assert tr is not None and ws.refresh(tr.path)
+    views = dg.Views()
+    view = views.get(tr, str(live))
+    assert view is not None and len(view) == 601  # the header and 600 scalars
+    with live.open("ab") as f:
+        f.write(data[offs[601]:offs[611]])
+    assert ws.refresh(tr.path)
+    assert views.get(tr, str(live), fresh=False) is view and len(view) == 601  # a hover: as it was, no work
+    assert views.get(tr, str(live)) is view and len(view) == 611              # the worker: grown by 10
+    assert list(view.lines(tr.log)) == list(render(tr.log, str(live)).lines(tr.log))
+    assert view.line(tr.log, 611) == "304\tlr\t0.0032786885276436806\t1970-01-01T00:21:44.000000Z\t610"
+    assert view.line_of(610, view.keys[1]) == 611 and view.point_at(611) == (view.keys[1], 304)
+    live.write_bytes(data[:offs[301]])                                       # rewritten shorter: made again
+    assert ws.refresh(tr.path)
+    again = views.get(tr, str(live))
+    assert again is not view and len(again) == 301
+
+
+def test_points_at_a_line_keep_no_index_of_every_line(tmp_path):
+    """Hover in a 2M-line log rebuilt a dict of every line after each append (3 s and 557 MB per hover)."""
+    import tracemalloc
+
+    from trainlint.lsp.workspace import Workspace
+
+    log = tmp_path / "train.log"
+    log.write_text("".join(f"step {i}, loss: {1 + 1 / (i + 1):.6f}\n" for i in range(200_000)))
+    ws = Workspace()
+    tr = ws.track(str(log))
+    assert tr is not None and ws.refresh(tr.path)
+    tr.points_at(1)
+    with log.open("a") as f:
+        f.write("step 200000, loss: 0.5\n")
+    ws.refresh(tr.path)
+    tracemalloc.start()
+    try:
+        [(s, i)] = tr.points_at(200_001)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert (s.name, i, s.values[i]) == ("loss", 200_000, 0.5)
+    assert [(p[0].name, p[1]) for p in tr.points_at(17)] == [("loss", 16)]
+    assert peak < 100_000, peak  # bytes: a few objects, not a map of 200,000 lines

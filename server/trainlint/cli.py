@@ -306,9 +306,9 @@ def _events(args: argparse.Namespace) -> int:
         print(f"trainlint: {args.path}: cannot be read ({e.strerror or e})", file=sys.stderr)
         return EXIT_CANNOT_JUDGE
     view = render(src.log)
-    if not view.lines:
+    if len(view) == 1:
         print(f"trainlint: {args.path}: no scalars in this event file", file=sys.stderr)
-    for line in view.lines:
+    for line in view.lines(src.log):
         print(line)
     return EXIT_OK
 

@@ -7,6 +7,7 @@ the event file (``trainlint-events:`` URIs), one scalar per line.
 from __future__ import annotations
 
 import os
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -54,29 +55,41 @@ def _units(text: str, col0: int, encoding: str) -> int:
 
 
 class Views:
-    """Rendered event-file views, cached per tracked generation."""
+    """Event-file views, one per member, grown with their log (O(appended) per judgement).
+
+    The worker thread makes and grows them (under a lock); a request on the event loop takes the view as it
+    was last grown (``fresh=False``) and never renders 900,000 lines while an editor waits for a hover.
+    """
 
     def __init__(self) -> None:
         self._cache: dict[str, tuple[int, EventsView]] = {}
+        self._lock = threading.Lock()
 
-    def get(self, tr: Tracked, member: str) -> EventsView:
+    def get(self, tr: Tracked, member: str, fresh: bool = True) -> EventsView | None:
         hit = self._cache.get(member)
-        if hit is not None and hit[0] == tr.generation:
+        if hit is not None and (hit[0] == tr.generation or not fresh):
             return hit[1]
-        assert tr.log is not None
-        view = render(tr.log, member)
-        self._cache[member] = (tr.generation, view)
-        return view
+        if not fresh or tr.log is None:
+            return None
+        with self._lock:
+            hit = self._cache.get(member)
+            if hit is not None and hit[0] == tr.generation:
+                return hit[1]
+            view = hit[1] if hit is not None else None
+            if view is None or not view.extend(tr.log):
+                view = render(tr.log, member)
+            self._cache[member] = (tr.generation, view)
+            return view
 
 
 def _range(log: LogFile | None, loc: Location, tr: Tracked, views: Views, series_key: str | None,
            encoding: str) -> tuple[str, t.Range]:
     if loc.record is not None and log is not None:
         view = views.get(tr, loc.path)
-        line = view.line_by_record.get((loc.record, series_key or ""), None)
-        if line is None:
-            line = view.first_line_of_record.get(loc.record, 1)
-        text = view.lines[line - 1] if 0 < line <= len(view.lines) else ""
+        line = 1
+        if view is not None:
+            line = view.line_of(loc.record, series_key or "") or view.first_line_of(loc.record) or 1
+        text = view.line(log, line) if view is not None else ""
         return events_uri(loc.path), t.Range(t.Position(line - 1, 0), t.Position(line - 1, len(text)))
     uri = file_uri(loc.path)
     if loc.line is None:

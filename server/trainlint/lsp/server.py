@@ -97,8 +97,9 @@ class TrainlintServer(LanguageServer):
             return True
         return path in self.open_paths or (path is not None and os.path.dirname(path) in self.open_paths)
 
-    def publish(self, tr: Tracked) -> None:
-        by_uri = dg.build(tr, self.settings, self.views, self.encoding)
+    def publish(self, tr: Tracked, by_uri: dict[str, list[t.Diagnostic]] | None = None) -> None:
+        if by_uri is None:
+            by_uri = dg.build(tr, self.settings, self.views, self.encoding)
         if not os.path.isdir(tr.path):  # a clean file is published empty: the editor knows it was judged
             by_uri.setdefault(dg.file_uri(tr.path), [])
         by_uri = {u: d for u, d in by_uri.items() if self.visible(u)}
@@ -129,7 +130,8 @@ class TrainlintServer(LanguageServer):
                 self.clear(gone)
             return
         if changed or not tr.published:
-            self.publish(tr)
+            # Built in the worker: an event file's view grows there, never on the event loop.
+            self.publish(tr, await self.in_worker(dg.build, tr, self.settings, self.views, self.encoding))
         self._recheck_when_quiet(tr)
 
     def _recheck_when_quiet(self, tr: Tracked) -> None:
@@ -452,10 +454,12 @@ def on_hover(ls: TrainlintServer, params: t.HoverParams) -> t.Hover | None:
     if member is not None:
         if lg is None:
             return None
-        view = ls.views.get(tr, member)
-        hit = view.point_at.get(line)
+        view = ls.views.get(tr, member, fresh=False)  # as the last publish left it: never rendered here
+        if view is None:
+            return None
+        hit = view.point_at(line)
         here = [f for f in tr.report.findings if f.location.record is not None and f.location.path == member
-                and view.line_by_record.get((f.location.record, f.series_key or "")) == line]
+                and view.line_of(f.location.record, f.series_key or "") == line]
         if here:
             return _hover("\n\n---\n\n".join(finding_markdown(f, lg) for f in here))
         if hit is not None and hit[0] in lg.series:
@@ -508,8 +512,15 @@ async def on_render_events(ls: TrainlintServer, params: Any) -> dict[str, Any]:
     await ls.judge(tr.path)
     if tr.log is None:
         raise ValueError(f"cannot read {member}: {tr.report.error if tr.report else 'unknown error'}")
-    view = ls.views.get(tr, member)
-    return {"uri": dg.events_uri(member), "text": "\n".join(view.lines) + "\n", "lines": len(view.lines)}
+    log = tr.log
+
+    def text() -> tuple[str, int]:
+        view = ls.views.get(tr, member)
+        assert view is not None
+        return "\n".join(view.lines(log)) + "\n", len(view)
+
+    body, lines = await ls.in_worker(text)
+    return {"uri": dg.events_uri(member), "text": body, "lines": lines}
 
 
 @server.feature(IS_LOG)
