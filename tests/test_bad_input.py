@@ -270,3 +270,32 @@ def test_a_2_gb_sparse_trainer_state_is_refused_unread(tmp_path):
     assert reports["big"]["verdict"] == "NOT-CHECKED"
     assert "a JSON document of 2147483648 bytes, over the 256 MB trainlint reads whole" in r.stdout
     assert resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss < 500 << 10  # KB: the file was never read
+
+
+def test_a_malformed_sqlite_file_is_skipped_with_its_reason_and_hides_nothing(tmp_path):
+    """A file with SQLite's header and a damaged body raised DatabaseError out of detection: the server's
+    scan of the whole folder stopped there (found by tests/test_fault_injection.py)."""
+    shutil.copytree(RUNS / "gallery-lr_hot", tmp_path / "hot")
+    (tmp_path / "broken.db").write_bytes(b"SQLite format 3\x00" + b"\x10\x00\x01\x01" + os.urandom(4096))
+    d = discover(str(tmp_path))
+    assert [Path(f.path).name for f in d.found] == ["trainer_state.json"]
+    assert [Path(p).name for p, _ in d.skipped] == ["broken.db"]
+
+
+def test_the_server_workspace_contains_a_file_that_breaks_its_reader(tmp_path):
+    """JSON nested 1,000 deep: `check` said NOT-CHECKED, the server's refresh raised RecursionError and the
+    rest of that batch of changes was never judged (found by tests/test_fault_injection.py)."""
+    from trainlint.lsp.workspace import Workspace
+
+    (tmp_path / "deep").mkdir()
+    deep = tmp_path / "deep" / "trainer_state.json"
+    deep.write_text('{"log_history": [{"loss": 1.0, "step": 1}]}')
+    ws = Workspace()
+    ws.roots = [str(tmp_path)]
+    assert ws.discover(str(tmp_path)) == [str(deep)]
+    ws.refresh(str(deep))
+    deep.write_text('{"log_history": ' + "[" * 1000 + "]" * 1000 + "}")
+    assert ws.refresh(str(deep))
+    rep = ws.tracked[str(deep)].report
+    assert rep is not None and rep.verdict == Level.NOT_CHECKED and "RecursionError" in (rep.error or "")
+    assert rep.error == judge_path(str(deep)).error

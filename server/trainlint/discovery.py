@@ -137,6 +137,9 @@ def _consider(path: str, out: Discovery, formats: Any = None) -> None:
     except OSError as e:
         out.unreadable.append((path, _os_reason(e)))
         return
+    except (ValueError, RecursionError, MemoryError, UnicodeError) as e:  # one hostile file, not the scan
+        out.unreadable.append((path, f"its structure could not be read ({type(e).__name__}: {str(e)[:120]})"))
+        return
     if d.format is None:
         out.skipped.append((path, d.reason))
     else:

@@ -190,6 +190,28 @@ def not_checked(path: str, fmt: str | None, reason: str, code: Skip = Skip.UNREA
     return rep
 
 
+# What reading one file can raise: each is that file's NOT-CHECKED, never the end of a scan.
+READ_ERRORS = (NotALog, OSError, ImportError, RecursionError, MemoryError, ValueError, UnicodeError)
+
+
+def read_failure(path: str, fmt: str | None, e: BaseException) -> Report:
+    """The NOT-CHECKED report of a file whose reading raised ``e`` (one of READ_ERRORS)."""
+    if isinstance(e, NotALog):
+        return not_checked(path, None, f"not a training log ({e})", Skip.NOT_APPLICABLE)
+    if isinstance(e, FileNotFoundError):
+        return not_checked(path, fmt, "it does not exist (or vanished while being read)")
+    if isinstance(e, PermissionError):
+        return not_checked(path, fmt, "permission denied")
+    if isinstance(e, IsADirectoryError):
+        return not_checked(path, fmt, "it is a directory without event files")
+    if isinstance(e, OSError):
+        return not_checked(path, fmt, f"cannot be read ({e.strerror or e})")
+    if isinstance(e, ImportError):
+        return not_checked(path, fmt, f"a reader dependency is missing ({e.name}); install trainlint's dependencies")
+    # one hostile file (JSON nested 1,000 deep) is that file's problem: the others are still judged
+    return not_checked(path, fmt, f"its structure could not be read ({type(e).__name__}: {str(e)[:120]})")
+
+
 def open_log(path: str, cfg: Config, fmt: str | None = None) -> Source:
     return open_source(path, fmt, cfg.roles, cfg.format_for(path))
 
@@ -204,21 +226,8 @@ def judge_path(path: str, cfg: Config | None = None, fmt: str | None = None,
     try:
         src = open_log(path, cfg, fmt)
         src.update()
-    except NotALog as e:
-        return not_checked(path, None, f"not a training log ({e})", Skip.NOT_APPLICABLE)
-    except FileNotFoundError:
-        return not_checked(path, fmt, "it does not exist (or vanished while being read)")
-    except PermissionError:
-        return not_checked(path, fmt, "permission denied")
-    except IsADirectoryError:
-        return not_checked(path, fmt, "it is a directory without event files")
-    except OSError as e:
-        return not_checked(path, fmt, f"cannot be read ({e.strerror or e})")
-    except ImportError as e:
-        return not_checked(path, fmt, f"a reader dependency is missing ({e.name}); install trainlint's dependencies")
-    except (RecursionError, MemoryError, ValueError, UnicodeError) as e:
-        # one hostile file (JSON nested 1,000 deep) is that file's problem: the others are still judged
-        return not_checked(path, fmt, f"its structure could not be read ({type(e).__name__}: {str(e)[:120]})")
+    except READ_ERRORS as e:
+        return read_failure(path, fmt, e)
     run_facts = collect_facts(path, src.log, facts or {}, companions or Companions(), now)
     return judge_log(src.log, cfg, run_facts)
 

@@ -153,6 +153,11 @@ def artefacts(path: str) -> list[Artefact]:
     return out
 
 
+def is_artefact(name: str) -> bool:
+    """Whether a file or folder name is a checkpoint a run's facts count (its appearance changes them)."""
+    return any(pat.search(name) for pat, _ in _CKPT_NAMES)
+
+
 def collect_facts(path: str, log: LogFile, base: dict[str, Any], companions: Companions,
                   now: float | None = None) -> dict[str, Any]:
     """Run-level facts for judging ``log``: where the run got to, and whether the file still grows."""

@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 from .config import Config
-from .judge import Report, judge_log, not_checked, open_log
+from .judge import READ_ERRORS, Report, judge_log, open_log, read_failure
 from .output.check_text import finding_line, rel
-from .readers import NotALog, Source
+from .readers import Source
 from .rules.base import Finding, Level
 from .runs import Companions, collect_facts, plan
 
@@ -75,8 +75,9 @@ class Watcher:
                 u.source = open_log(u.path, self.cfg, u.fmt)
             if not u.source.update() and u.report is not None:
                 return False
-        except (OSError, NotALog) as e:
-            u.report = not_checked(u.path, u.fmt, f"cannot be read ({e})")
+        except READ_ERRORS as e:
+            u.source = None if not isinstance(e, OSError) else u.source
+            u.report = read_failure(u.path, u.fmt, e)
             return True
         log = u.source.log
         points = sum(len(s) for s in log.series.values())

@@ -29,6 +29,7 @@ from .. import __version__
 from ..discovery import folders
 from ..readers import BINARY_FORMATS
 from ..readers.tfevents import is_event_file
+from ..runs import is_artefact
 from . import diagnostics as dg
 from .hover import finding_markdown, point_markdown
 from .outline import code_lenses, symbols
@@ -241,12 +242,22 @@ class TrainlintServer(LanguageServer):
                 for gone in self.ws.forget(path):
                     self.clear(gone)
                 continue
+            if not self.ws.inside(path):
+                continue  # a change seen through a folder link (a client's watcher may follow them)
             if os.path.isdir(path):
+                if os.path.islink(path):
+                    continue  # a link to a folder (`/`, a run elsewhere): never walked
                 if self.settings.scope == "workspace":
                     for new in await self.in_worker(self.ws.discover, path):
                         units[new] = None
+                    # and what is already tracked there: its files may have changed while no watch saw them
+                    units.update(dict.fromkeys(self.ws.tracked_under(path)))
                 continue
             if not self.ws.is_candidate(path):
+                if is_artefact(os.path.basename(path)):  # a checkpoint saved or removed: the run's facts changed
+                    for unit in self.ws.logs_of_run(path):
+                        self.ws.tracked[unit].report = None  # judge again although no byte of the log changed
+                        units[unit] = None
                 continue
             unit = self.ws.unit_for(path)
             if unit not in self.ws.tracked:
@@ -260,7 +271,10 @@ class TrainlintServer(LanguageServer):
             await self.rejudge_all(reopen=True)
             self.report_config()
         for unit in units:
-            await self.judge(unit)
+            try:
+                await self.judge(unit)
+            except Exception:  # one log's failure is logged; the rest of the batch is still judged
+                log.exception("judging %s failed", unit)
 
     async def watch(self) -> None:
         """Watch the folders discovery walks, each on its own (directory links are never followed: a link
@@ -272,8 +286,15 @@ class TrainlintServer(LanguageServer):
             return
         self.stop_watch = asyncio.Event()
         failures = 0
+        watched: set[str] | None = None
         while not self.stop_watch.is_set():
             dirs = await self.in_worker(self._watched_folders)
+            if watched is not None:
+                # Folders that appeared since the last listing: what was written in them before this watch
+                # starts is seen by looking once it runs (a debounce from now), not by its events.
+                for d in set(dirs) - watched:
+                    asyncio.get_running_loop().call_later(0.2, self.note_change, d, False)
+            watched = set(dirs)
             try:
                 await self._watch_once(watchfiles, dirs)
                 failures = 0

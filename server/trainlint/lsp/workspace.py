@@ -14,13 +14,13 @@ from typing import Any
 from .. import config as config_mod
 from ..config import Config
 from ..discovery import CANDIDATE_SUFFIXES, NOT_LOGS, SKIP_DIRS
-from ..judge import Report, compare_paths, judge_log, judge_path, not_checked
+from ..judge import READ_ERRORS, Report, compare_paths, judge_log, judge_path, read_failure
 from ..model import LogFile, Series
-from ..readers import NotALog, Source, detect, open_source
+from ..readers import Source, detect, open_source
 from ..readers.stores import store_run_of
 from ..readers.tfevents import SPLITS, is_event_file, split_dirs
-from ..rules.base import Level, Skip
-from ..runs import Companions, collect_facts, plan
+from ..rules.base import Level
+from ..runs import Companions, collect_facts, plan, run_dir
 
 log = logging.getLogger(__name__)
 
@@ -102,6 +102,13 @@ class Workspace:
         inside = [r for r in self.roots if p == r or p.startswith(r.rstrip(os.sep) + os.sep)]
         return max(inside, key=len) if inside else None
 
+    def inside(self, path: str) -> bool:
+        """Whether ``path`` lies in a workspace folder once links are resolved (its own name may be a file
+        link: discovery reads those). A folder link is never entered, by the watcher or by a scan."""
+        real = os.path.realpath(os.path.dirname(os.path.abspath(path)))
+        return any(real == r or real.startswith(r.rstrip(os.sep) + os.sep)
+                   for r in map(os.path.realpath, self.roots))
+
     def config_errors(self) -> list[str]:
         out: list[str] = []
         for cfg in self._configs.values():
@@ -121,6 +128,15 @@ class Workspace:
                 self.tracked[item.path] = Tracked(item.path, item.format, facts=item.facts)
                 new.append(item.path)
         return new
+
+    def tracked_under(self, folder: str) -> list[str]:
+        prefix = os.path.abspath(folder).rstrip(os.sep) + os.sep
+        return [p for p in self.tracked if p.startswith(prefix)]
+
+    def logs_of_run(self, path: str) -> list[str]:
+        """The tracked logs whose run directory holds ``path`` (a checkpoint, say)."""
+        rd = os.path.dirname(os.path.abspath(path))
+        return [p for p in self.tracked if run_dir(os.path.abspath(p)) == rd]
 
     def unit_for(self, path: str) -> str:
         """The tracked unit a changed path belongs to (an event file's unit is its directory)."""
@@ -173,15 +189,12 @@ class Workspace:
             if t.source is None:
                 t.source = open_source(path, t.format, cfg.roles, cfg.format_for(path))
             changed = t.source.update()
-        except NotALog as e:
-            t.source, changed = None, True
-            t.report = not_checked(path, t.format, f"not a training log ({e})", Skip.NOT_APPLICABLE)
-            t.generation += 1
-            return changed
         except FileNotFoundError:
             raise
-        except OSError as e:
-            t.report = not_checked(path, t.format, f"cannot be read ({e.strerror or e})")
+        except READ_ERRORS as e:
+            if not isinstance(e, OSError):  # the reader's state is not to be trusted: open it afresh next time
+                t.source = None
+            t.report = read_failure(path, t.format, e)
             t.generation += 1
             return True
         if not changed and t.report is not None:

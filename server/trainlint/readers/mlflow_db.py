@@ -38,6 +38,8 @@ def is_mlflow_db(path: str) -> bool:
     try:
         tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")}
         return {"metrics", "runs"} <= tables
+    except sqlite3.Error:  # SQLite's header on a damaged body
+        return False
     finally:
         con.close()
 
