@@ -380,3 +380,44 @@ async def test_directory_links_out_of_the_workspace_are_never_watched_and_append
         assert all(u.startswith(ws.as_uri() + "/run/") for u in published), published
     finally:
         await stop(client)
+
+
+async def test_an_unreadable_folder_never_stops_the_watcher():
+    """As a user who cannot read one folder of the workspace, the watcher died at its start and appends were
+    never judged again. Run as `nobody` (root reads every folder)."""
+    import tempfile
+
+    base = Path(tempfile.mkdtemp())  # under /tmp, reachable by an unprivileged user once opened up
+    as_nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] if os.geteuid() == 0 else []
+    try:
+        os.chmod(base, 0o755)
+        if as_nobody and subprocess.run([*as_nobody, *SERVER[:1], "-c", "import trainlint.lsp.server"],
+                                        capture_output=True, timeout=60).returncode != 0:
+            pytest.skip("an unprivileged user cannot run this checkout's interpreter (it sits in a private "
+                        "directory), so an unreadable folder cannot be produced for real here")
+        ws = base / "ws"
+        (ws / "run").mkdir(parents=True)
+        (ws / "secret" / "inner").mkdir(parents=True)
+        log = ws / "run" / "metrics.jsonl"
+        log.write_text("".join(f'{{"step": {i}, "loss": {2.0 - i / 100}}}\n' for i in range(60)))
+        for p in (ws, ws / "run"):
+            os.chmod(p, 0o777)
+        os.chmod(log, 0o666)
+        os.chmod(ws / "secret", 0o000)
+        client = await ClientServerConfig(server_command=[*as_nobody, *SERVER]).start(None)  # type: ignore[arg-type]
+        await client.initialize_session(t.InitializeParams(
+            capabilities=client_capabilities("neovim@v0.7.0"), root_uri=ws.as_uri(),
+            workspace_folders=[t.WorkspaceFolder(uri=ws.as_uri(), name="ws")],
+            initialization_options={"debounceMs": 50}))
+        try:
+            await until(lambda: log.as_uri() in client.diagnostics, what="the readable log judged")
+            await asyncio.sleep(0.5)
+            with log.open("a") as f:
+                f.write('{"step": 60, "loss": NaN}\n')
+            await until(lambda: any(str(d.code) == "TP-NAN" for d in client.diagnostics.get(log.as_uri(), [])),
+                        what="the append judged")
+        finally:
+            await stop(client)
+    finally:
+        os.chmod(base / "ws" / "secret", 0o755) if (base / "ws" / "secret").exists() else None
+        shutil.rmtree(base)
