@@ -1,4 +1,4 @@
-"""``trainlint``: check, series, events, compare, serve.
+"""``trainlint``: check, series, events, compare, preflight, watch, serve.
 
 Exit codes: 0 judged with no FAIL; 1 a FAIL verdict about the run; 2 could not judge
 (nothing readable, NOT-CHECKED, bad arguments, internal error). Never a traceback to the user.
@@ -73,6 +73,23 @@ def _parser() -> argparse.ArgumentParser:
     cp.add_argument("--quiet", "-q", action="store_true")
     common(cp)
 
+    pf = sub.add_parser("preflight", help="lint fine-tuning datasets (JSON lines) before the run: malformed lines, "
+                                          "empty texts, chat turns, duplicates, eval/train leakage, and with a "
+                                          "local tokenizer token lengths, EOS, pad and unknown tokens")
+    pf.add_argument("datasets", nargs="+", metavar="DATASET")
+    pf.add_argument("--eval", action="append", default=[], metavar="DATASET",
+                    help="an evaluation file to compare with the others for leakage (files named test, eval, "
+                         "valid or dev are evaluation files already)")
+    pf.add_argument("--tokenizer", help="a local tokenizer.json (tokenizers) or SentencePiece .model (never a "
+                                        "download)")
+    pf.add_argument("--max-len", type=int, help="the context length, in tokens (needs --tokenizer)")
+    field = pf.add_mutually_exclusive_group()
+    field.add_argument("--text-field", help="the field that holds each example's text")
+    field.add_argument("--chat-field", help="the field that holds each example's chat turns")
+    pf.add_argument("--format", choices=("concise", "full", "text", "json", "sarif"), default="concise")
+    pf.add_argument("--quiet", "-q", action="store_true")
+    pf.add_argument("--verbose", "-v", action="store_true", help="also print what was measured (examples, tokens)")
+
     e = sub.add_parser("events", help="print a TensorBoard event file (or an MLflow SQLite store) as text, one "
                                       "scalar per line")
     e.add_argument("path", metavar="FILE")
@@ -104,6 +121,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _series(args)
         if args.command == "events":
             return _events(args)
+        if args.command == "preflight":
+            return _preflight(args)
         if args.command == "compare":
             return _compare(args)
         if args.command == "watch":
@@ -215,6 +234,30 @@ def _nothing_measured(rep) -> bool:  # type: ignore[no-untyped-def]
 
     return (rep.verdict == Level.NOT_CHECKED and rep.log is not None and rep.error is None
             and not any(len(s) for s in rep.log.series.values()))
+
+
+def _preflight(args: argparse.Namespace) -> int:
+    from .output import check_text
+    from .preflight import exit_code, preflight
+
+    if args.max_len is not None and not args.tokenizer:
+        print("trainlint: --max-len counts tokens: give --tokenizer too", file=sys.stderr)
+        return EXIT_CANNOT_JUDGE
+    reports = preflight(args.datasets, args.tokenizer, args.max_len, args.text_field, args.chat_field, args.eval)
+    if args.format == "json":
+        from .output import check_json
+
+        print(json.dumps(check_json.document(reports), indent=2, allow_nan=False))
+    elif args.format == "sarif":
+        from .output import sarif
+
+        print(json.dumps(sarif.document(reports), indent=2, allow_nan=False))
+    else:
+        for line in check_text.render(reports, quiet=args.quiet, verbose=args.verbose, full=args.format == "full"):
+            print(line)
+        if not args.quiet:
+            print(check_text.summary(reports, 0, 0, noun="dataset"))
+    return exit_code(reports)
 
 
 def _one_log(path: str) -> str:

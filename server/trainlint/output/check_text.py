@@ -78,12 +78,12 @@ def verdict_line(rep: Report, full: bool = False) -> str:
     return line + (f" — {shows}" if shows else "")
 
 
-def summary(reports: list[Report], skipped: int, unreadable: int) -> str:
+def summary(reports: list[Report], skipped: int, unreadable: int, noun: str = "log") -> str:
     by: dict[str, int] = {}
     for r in reports:
         by[r.verdict.value] = by.get(r.verdict.value, 0) + 1
     parts = ", ".join(f"{n} {v}" for v, n in sorted(by.items(), key=lambda kv: kv[0]))
-    s = f"Judged {len(reports)} log{'s' if len(reports) != 1 else ''}: {parts or 'none'}"
+    s = f"Judged {len(reports)} {noun}{'s' if len(reports) != 1 else ''}: {parts or 'none'}"
     if skipped:
         s += f"; {skipped} file{'s' if skipped != 1 else ''} skipped (not training logs)"
     if unreadable:
