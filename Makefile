@@ -57,6 +57,7 @@ gallery:
 
 bench: $(STAMP)
 	$(PY) bench/run.py
+	$(PY) bench/preflight.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache

@@ -225,3 +225,51 @@ def test_cli_exit_codes_and_sarif(tmp_path):
     [result] = json.loads(r.stdout)["runs"][0]["results"]
     assert result["ruleId"] == "TP-PRE-MALFORMED-JSONL"
     assert result["locations"][0]["physicalLocation"]["region"]["startLine"] == 5
+
+
+async def test_the_server_shows_dataset_findings_live_while_the_file_is_regenerated(tmp_path):
+    """A data/ folder's JSONL of examples is linted by the server (not judged as a log): findings on the
+    examples' lines, updated when the file is rewritten; a `datasets:` glob names one anywhere."""
+    import asyncio
+
+    from test_lsp import until
+    from test_lsp_robust import start, stop
+
+    ws = tmp_path / "ws"
+    (ws / "data").mkdir(parents=True)
+    (ws / "sft").mkdir()
+    train = ws / "data" / "train.jsonl"
+    train.write_text(TRAIN.read_text())
+    chat = ws / "sft" / "chat.jsonl"
+    chat.write_text(CHAT.read_text())
+    (ws / ".trainlint.yaml").write_text("datasets: [sft/*.jsonl]\n")
+    client = await start(ws)
+    try:
+        await until(lambda: train.as_uri() in client.diagnostics, what="the dataset linted")
+        assert not client.diagnostics[train.as_uri()]
+        await until(lambda: client.diagnostics.get(chat.as_uri()), what="the configured dataset linted")
+        [d] = client.diagnostics[chat.as_uri()]
+        assert (str(d.code), d.range.start.line, d.range.start.character) == ("TL-PRE-CHAT-TURNS", 3, 1)
+        rewrite(TRAIN, train, {5: "not json", 13: TRAIN.read_text().splitlines()[1]})
+        await until(lambda: len(client.diagnostics.get(train.as_uri(), [])) == 2, what="the rewrite linted")
+        got = sorted((str(d.code), d.range.start.line) for d in client.diagnostics[train.as_uri()])
+        assert got == [("TL-PRE-DUPLICATE", 12), ("TP-PRE-MALFORMED-JSONL", 4)]
+        train.write_text(TRAIN.read_text())                                # regenerated clean
+        await until(lambda: not client.diagnostics.get(train.as_uri(), [1]), what="cleared")
+        await asyncio.sleep(0)
+    finally:
+        await stop(client)
+
+
+def test_a_file_without_any_example_is_not_checked_and_check_leaves_datasets_to_preflight(tmp_path):
+    junk = tmp_path / "junk.jsonl"
+    junk.write_text("not json\n[1]\n\"text\"\n")
+    [rep] = preflight([str(junk)])
+    assert rep.verdict == Level.FAIL  # the malformed lines are the finding; nothing else could be judged
+    [none] = [f for f in rep.findings if f.id == "TL-PRE-NO-EXAMPLES"]
+    assert none.evidence.text == "3 non-blank lines, no example"
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "train.jsonl").write_text(TRAIN.read_text())
+    r = subprocess.run([sys.executable, "-m", "trainlint.cli", "check", str(tmp_path / "data" / "train.jsonl")],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2 and "run `trainlint preflight` on it" in r.stdout

@@ -196,6 +196,12 @@ def _check(args: argparse.Namespace) -> int:
             reports.append(not_checked(path, None, why))
             continue
         for item in p.items:
+            if item.format == "dataset":
+                skipped_files.append((item.path, "a fine-tuning dataset: `trainlint preflight` lints it"))
+                if not os.path.isdir(path):
+                    reports.append(not_checked(path, "dataset", "a fine-tuning dataset, not a training log; run "
+                                               "`trainlint preflight` on it"))
+                continue
             reports.append(judge_path(item.path, cfg, item.format, item.facts, companions))
         if os.path.isdir(path) and not p.items:
             print(f"trainlint: no training logs found under {path} ({p.considered} files considered)",

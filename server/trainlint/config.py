@@ -44,8 +44,21 @@ class Config:
     source: str | None = None
     errors: list[str] = field(default_factory=list)
     formats: list[Any] = field(default_factory=list)            # readers.custom.UserFormat
+    # `datasets:` — globs of fine-tuning datasets (relative to the configuration's folder) and their options
+    datasets: list[str] = field(default_factory=list)
+    dataset_options: dict[str, Any] = field(default_factory=dict)  # tokenizer, max_len, text_field, chat_field
     # (line in the configuration file, message) for errors that have a place, for the editor
     placed: list[tuple[int, str]] = field(default_factory=list)
+
+    def names_dataset(self, path: str) -> bool:
+        """Whether a `datasets:` glob matches ``path`` (relative to the configuration's folder)."""
+        from fnmatch import fnmatchcase
+
+        if not self.datasets or not self.source:
+            return False
+        rel = os.path.relpath(os.path.abspath(path), os.path.dirname(os.path.abspath(self.source))).replace(os.sep, "/")
+        return not rel.startswith("../") and any(fnmatchcase(rel, g) or fnmatchcase(os.path.basename(rel), g)
+                                                 for g in self.datasets)
 
     def format_for(self, path: str) -> Any:
         """The user format whose glob matches ``path`` (relative to the configuration's folder), or None."""
@@ -71,7 +84,7 @@ def from_mapping(data: Any, source: str | None = None, lines: dict[tuple[Any, ..
     if not isinstance(data, dict):
         cfg.errors.append(f"{source or 'configuration'}: expected a mapping at the top level")
         return cfg
-    known = {"roles", "thresholds", "select", "ignore", "baseline", "formats"}
+    known = {"roles", "thresholds", "select", "ignore", "baseline", "formats", "datasets"}
     for key in data:
         if key not in known:
             cfg.errors.append(f"unknown setting {key!r} (known: {', '.join(sorted(known))})")
@@ -110,7 +123,34 @@ def from_mapping(data: Any, source: str | None = None, lines: dict[tuple[Any, ..
     else:
         cfg.errors.append("baseline: expected a mapping of run glob to baseline path")
     _formats(cfg, data.get("formats"), lines or {})
+    _datasets(cfg, data.get("datasets"))
     return cfg
+
+
+DATASET_OPTIONS = {"tokenizer": str, "max_len": int, "text_field": str, "chat_field": str}
+
+
+def _datasets(cfg: Config, raw: Any) -> None:
+    """``datasets: [glob, ...]`` or ``datasets: {files: [glob, ...], tokenizer: path, max_len: N, ...}``."""
+    if raw is None:
+        return
+    if isinstance(raw, dict):
+        opts = {k: v for k, v in raw.items() if k != "files"}
+        for k, v in opts.items():
+            kind = DATASET_OPTIONS.get(k)
+            if kind is None:
+                cfg.errors.append(f"datasets: unknown option {k!r} (known: files, {', '.join(DATASET_OPTIONS)})")
+            elif not isinstance(v, kind) or isinstance(v, bool) or (kind is int and not 0 < v <= 10_000_000):
+                cfg.errors.append(f"datasets.{k}: expected {'a positive integer' if kind is int else 'a string'}")
+            else:
+                cfg.dataset_options[k] = v
+        raw = raw.get("files")
+    if isinstance(raw, str):
+        raw = [raw]
+    if isinstance(raw, list) and all(isinstance(g, str) for g in raw):
+        cfg.datasets = list(raw)
+    else:
+        cfg.errors.append("datasets: expected a list of file globs (or {files: [...], tokenizer: ..., max_len: ...})")
 
 
 def _formats(cfg: Config, raw: Any, lines: dict[tuple[Any, ...], int]) -> None:

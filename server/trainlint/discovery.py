@@ -12,7 +12,10 @@ import re
 from typing import Any
 
 from ._record import field, record
+from .fsio import open_regular
 from .readers import Detection, detect
+from .readers.dataset import DATASET_DIRS
+from .readers.dataset import looks_like as looks_like_dataset
 from .readers.stores import store_kind
 from .readers.tfevents import is_event_file, split_dirs
 
@@ -61,7 +64,11 @@ def discover(root: str, max_files: int = 100_000, formats: Any = None) -> Discov
     ``formats:`` entries make files of any name logs)."""
     out = Discovery()
     if not os.path.isdir(root):
-        _consider(root, out, formats)
+        why = dataset_reason(root, formats)
+        if why is not None:
+            out.found.append(Found(root, "dataset", why))
+        else:
+            _consider(root, out, formats)
         return out
     seen = 0
     for dirpath, dirnames, filenames in os.walk(root, followlinks=False, onerror=lambda e: out.unreadable.append(
@@ -84,6 +91,10 @@ def discover(root: str, max_files: int = 100_000, formats: Any = None) -> Discov
             if is_event_file(name):
                 continue
             path = os.path.join(dirpath, name)
+            why = dataset_reason(path, formats)
+            if why is not None:
+                out.found.append(Found(path, "dataset", why))
+                continue
             declared = formats is not None and formats.format_for(path) is not None
             if not declared and (name in NOT_LOGS or _NOT_LOG_NAME.match(name)
                                  or os.path.splitext(name)[1].lower() not in CANDIDATE_SUFFIXES):
@@ -99,6 +110,20 @@ def discover(root: str, max_files: int = 100_000, formats: Any = None) -> Discov
                 continue  # a link to a file of the same tree (W&B's wandb/debug.log): read where it lives
             _consider(path, out)
     return out
+
+
+def dataset_reason(path: str, cfg: Any = None) -> str | None:
+    """Why ``path`` is a fine-tuning dataset (linted by preflight, not judged as a log), or None."""
+    if cfg is not None and cfg.names_dataset(path):
+        return "a dataset the configuration names (datasets:)"
+    if not path.endswith(".jsonl") or not set(os.path.dirname(os.path.abspath(path)).split(os.sep)) & DATASET_DIRS:
+        return None
+    try:
+        with open_regular(path) as f:
+            head = f.read(1 << 16).decode("utf-8", "replace")
+    except OSError:
+        return None
+    return "a dataset: text or chat examples, one per line, in a data folder" if looks_like_dataset(head) else None
 
 
 def _enter(root: str, dirpath: str, dirnames: list[str]) -> bool:

@@ -17,7 +17,7 @@ from typing import Any
 
 from .judge import READ_ERRORS, Report, read_failure, worst
 from .model import Location
-from .readers.dataset import examples
+from .readers.dataset import examples, lines
 from .rules.base import Evidence, Finding, Level, Measurement, Ratio, Related
 from .rules.dataset import (
     MAX_PER_RULE,
@@ -206,10 +206,13 @@ def preflight(paths: list[str], tokenizer: str | None = None, max_len: int | Non
     checks: dict[str, DatasetCheck] = {}
     token_checks: dict[str, TokenCheck] = {}
     reports: dict[str, Report] = {}
-    for path in [*paths, *(evals or [])]:
+    everything = [*paths, *(evals or [])]
+    eval_set = set(evals or []) | {p for p in everything if is_eval_file(p)}
+    for path in everything:
         if path in checks or path in reports:
             continue
         dc = DatasetCheck(path, text_field, chat_field)
+        dc.keep_prompts = bool(eval_set) and len(everything) > 1
         if isinstance(tok, Tokenizer):
             tc = token_checks[path] = TokenCheck(tok, max_len)
             dc.on_text = tc
@@ -220,7 +223,6 @@ def preflight(paths: list[str], tokenizer: str | None = None, max_len: int | Non
             continue
         dc.finish()
         checks[path] = dc
-    eval_set = set(evals or []) | {p for p in checks if is_eval_file(p)}
     trains = [c for p, c in checks.items() if p not in eval_set]
     for path, dc in checks.items():
         findings = list(dc.findings)
@@ -235,6 +237,7 @@ def preflight(paths: list[str], tokenizer: str | None = None, max_len: int | Non
                                     "No line of the file could be read as an example, so nothing else was checked.",
                                     Evidence({"lines": dc.lines}, "{lines} non-blank lines, no example"),
                                     Location(path, None)))
+        _line_ends(path, findings)
         rep = Report(path, "dataset", _verdict(findings), findings,
                      ran=["dataset-lines", "dataset-text", "dataset-chat", "dataset-duplicates"])
         rep.measurements.append(Measurement(
@@ -246,6 +249,29 @@ def preflight(paths: list[str], tokenizer: str | None = None, max_len: int | Non
             rep.measurements.append(token_checks[path].measurement(path))
         reports[path] = rep
     return [reports[p] for p in dict.fromkeys([*paths, *(evals or [])]) if p in reports]
+
+
+def _line_ends(path: str, findings: list[Finding]) -> None:
+    """Give findings placed on a whole line (leakage, lengths) the end of that line: one more streamed pass that
+    stops at the last such line."""
+    want = {f.location.line: f for f in findings if f.location.line and f.location.end_column is None
+            and f.location.path == path}
+    if not want:
+        return
+    last = max(want)
+    ends: dict[int, int] = {}
+    try:
+        for n, text in lines(path):
+            if n in want:
+                ends[n] = len(text) + 1
+            if n >= last:
+                break
+    except OSError:
+        return
+    for f in findings:
+        loc = f.location
+        if loc.path == path and loc.line in ends and loc.end_column is None:
+            f.location = Location(loc.path, loc.line, loc.column or 1, loc.line, ends[loc.line])
 
 
 def _tokenizer_not_checked(path: str, why: str) -> Finding:

@@ -72,7 +72,8 @@ def run_dir(path: str) -> str:
 
 def plan(root: str, cfg: Any = None) -> Plan:
     """Discover logs under root and decide which are judged, which are read as companions."""
-    d = discover(root, formats=cfg if cfg is not None and getattr(cfg, "formats", None) else None)
+    d = discover(root, formats=cfg if cfg is not None and (getattr(cfg, "formats", None)
+                                                           or getattr(cfg, "datasets", None)) else None)
     out = Plan(skipped=list(d.skipped), unreadable=list(d.unreadable))
     by_run: dict[str, list[tuple[str, str]]] = {}
     for f in d.found:

@@ -96,8 +96,9 @@ def _range(log: LogFile | None, loc: Location, tr: Tracked, views: Views, series
         return uri, t.Range(t.Position(0, 0), t.Position(0, 0))
     line0 = loc.line - 1
     text = log.line_text(loc.line, loc.path) if log is not None else None
-    if text is None:
-        return uri, t.Range(t.Position(line0, 0), t.Position(line0, 0))
+    if text is None:  # no log to read the line from (a dataset): the columns the finding carries
+        c0 = max(0, (loc.column or 1) - 1)
+        return uri, t.Range(t.Position(line0, c0), t.Position(line0, max(c0, (loc.end_column or 1) - 1)))
     c0 = max(0, (loc.column or 1) - 1)
     c1 = max(c0, (loc.end_column or len(text) + 1) - 1)
     return uri, t.Range(t.Position(line0, _units(text, c0, encoding)), t.Position(line0, _units(text, c1, encoding)))

@@ -13,9 +13,10 @@ from typing import Any
 
 from .. import config as config_mod
 from ..config import Config
-from ..discovery import CANDIDATE_SUFFIXES, NOT_LOGS, SKIP_DIRS
+from ..discovery import CANDIDATE_SUFFIXES, NOT_LOGS, SKIP_DIRS, dataset_reason
 from ..judge import READ_ERRORS, Report, compare_paths, judge_log, judge_path, read_failure
 from ..model import LogFile, Series
+from ..preflight import is_eval_file, preflight
 from ..readers import Source, detect, open_source
 from ..readers.stores import store_run_of
 from ..readers.tfevents import SPLITS, is_event_file, split_dirs
@@ -90,7 +91,8 @@ class Workspace:
             self._configs[d] = cfg
         if self.select or self.ignore:
             cfg = Config(cfg.roles, cfg.thresholds, self.select or cfg.select, cfg.ignore + self.ignore,
-                         cfg.baseline, cfg.source, cfg.errors, cfg.formats, cfg.placed)
+                         cfg.baseline, cfg.source, cfg.errors, cfg.formats, cfg.datasets, cfg.dataset_options,
+                         cfg.placed)
         return cfg
 
     def configs(self) -> list[Config]:
@@ -164,6 +166,9 @@ class Workspace:
         t = self.tracked.get(unit)
         if t is not None:
             return t
+        if dataset_reason(unit, self.config_for(unit)) is not None:
+            t = self.tracked[unit] = Tracked(unit, "dataset")
+            return t
         try:
             d = detect(unit)
         except OSError:
@@ -185,6 +190,8 @@ class Workspace:
         """Read what changed in a tracked log and judge it again. True when the report changed."""
         t = self.tracked[path]
         cfg = self.config_for(path)
+        if t.format == "dataset":
+            return self._refresh_dataset(t, cfg)
         try:
             if t.source is None:
                 t.source = open_source(path, t.format, cfg.roles, cfg.format_for(path))
@@ -206,6 +213,29 @@ class Workspace:
             t.report.findings.extend(f for f in compare_paths(self._baseline_report(base, cfg), t.report, cfg).findings
                                      if f.level != Level.PASS)
             t.report.baseline = base
+        t.generation += 1
+        return True
+
+    def _refresh_dataset(self, t: Tracked, cfg: Config) -> bool:
+        """Lint a dataset again when it changed (a whole streamed pass: a dataset is rewritten, not appended to).
+        An evaluation file is linted with the training files of its folder, for leakage."""
+        st = os.stat(t.path)
+        stamp = (st.st_size, st.st_mtime_ns, st.st_ino)
+        if t.report is not None and t.facts.get("stamp") == stamp:
+            return False
+        t.facts["stamp"] = stamp
+        opts = cfg.dataset_options
+        tokenizer = opts.get("tokenizer")
+        if tokenizer and cfg.source and not os.path.isabs(tokenizer):
+            tokenizer = os.path.join(os.path.dirname(os.path.abspath(cfg.source)), tokenizer)
+        trains = []
+        if is_eval_file(t.path):
+            folder = os.path.dirname(t.path)
+            trains = [p for p, o in self.tracked.items() if o.format == "dataset" and os.path.dirname(p) == folder
+                      and not is_eval_file(p)]
+        reports = preflight([*trains, t.path], tokenizer, opts.get("max_len"), opts.get("text_field"),
+                            opts.get("chat_field"))
+        t.report = reports[-1]
         t.generation += 1
         return True
 

@@ -9,7 +9,6 @@ instruction/input/output, question/answer, query/response, input/output).
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -101,6 +100,21 @@ def examples(path: str) -> Iterator[Example]:
         yield Example(n, text, obj)
 
 
+DATASET_DIRS = {"data", "dataset", "datasets"}
+
+
+def looks_like(head: str) -> bool:
+    """The first non-blank line is an object with a text or chat layout (a metrics log's lines are not)."""
+    for line in head.splitlines()[:20]:
+        if line.strip():
+            try:
+                obj = json.loads(line)
+            except (ValueError, RecursionError):
+                return False
+            return isinstance(obj, dict) and layout_of(obj) is not None
+    return False
+
+
 def layout_of(obj: dict[str, Any], text_field: str | None = None, chat_field: str | None = None) -> Layout | None:
     """The layout the first object shows (or the one the user named); None when no known field is there."""
     if chat_field:
@@ -140,12 +154,9 @@ def turns(obj: dict[str, Any], lay: Layout) -> list[tuple[str, str]] | None:
     return out
 
 
-_SPACE = re.compile(r"\s+")
-
-
 def normalised(text: str) -> str:
     """What two copies of an example share: runs of white space are one space, ends trimmed."""
-    return _SPACE.sub(" ", text).strip()
+    return " ".join(text.split())
 
 
 _DECODER = json.JSONDecoder()

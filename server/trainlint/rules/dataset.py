@@ -58,6 +58,7 @@ class DatasetCheck:
         self.lines = 0          # non-blank lines
         self.seen: dict[bytes, int] = {}   # example hash -> first line
         self.prompts: dict[bytes, int] = {}  # prompt hash -> first line (what leakage compares)
+        self.keep_prompts = True             # only when an evaluation file is linted beside the training files
         self.on_text: Callable[[int, str], None] | None = None  # the tokenizer's checks, when asked for
 
     # -- streaming ---------------------------------------------------------------------------
@@ -127,7 +128,7 @@ class DatasetCheck:
                            "and a split of the file may put one copy on each side.")
             if f is not None:
                 f.related.append(Related("first-occurrence", Location(self.path, first), f"first at line {first}"))
-        if prompt.strip():
+        if self.keep_prompts and prompt.strip():
             self.prompts.setdefault(digest(prompt), ex.line)
         if self.on_text is not None:
             self.on_text(ex.line, text)
