@@ -14,14 +14,13 @@ from typing import Any
 from ._record import field, record
 from .fsio import open_regular
 from .readers import Detection, detect
-from .readers.dataset import DATASET_DIRS
-from .readers.dataset import looks_like as looks_like_dataset
 from .readers.stores import store_kind
 from .readers.tfevents import is_event_file, split_dirs
 
 SKIP_DIRS = {"node_modules", "__pycache__", "site-packages", ".venv", "venv", ".git", ".hg", ".svn",
              ".mypy_cache", ".ruff_cache", ".pytest_cache", "media", "artifacts"}
 MAX_DEPTH = 64
+DATASET_DIRS = {"data", "dataset", "datasets"}  # a .jsonl of examples in such a folder is a dataset, not a log
 CANDIDATE_SUFFIXES = {".txt", ".log", ".json", ".jsonl", ".csv", ".out", ".wandb", ".db"}
 # Files that share a log's suffix but never hold a training curve.
 NOT_LOGS = {"config.json", "run_meta.json", "wandb-summary.json", "wandb-metadata.json", "wandb-events.jsonl",
@@ -36,7 +35,8 @@ NOT_LOGS = {"config.json", "run_meta.json", "wandb-summary.json", "wandb-metadat
 _NOT_LOG_NAME = re.compile(r"^debug(?:-internal|-core|-cli\.[\w.-]+)?\.log$")
 
 
-def _inside(path: str, root: str) -> bool:
+def within(path: str, root: str) -> bool:
+    """Whether ``path`` (resolved) is ``root`` or under it, once the links of ``root`` are resolved."""
     root = os.path.realpath(root)
     return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
@@ -106,7 +106,7 @@ def discover(root: str, max_files: int = 100_000, formats: Any = None) -> Discov
             if declared:
                 out.found.append(Found(path, "custom", "a format declared in the configuration"))
                 continue
-            if os.path.islink(path) and os.path.exists(path) and _inside(os.path.realpath(path), root):
+            if os.path.islink(path) and os.path.exists(path) and within(os.path.realpath(path), root):
                 continue  # a link to a file of the same tree (W&B's wandb/debug.log): read where it lives
             _consider(path, out)
     return out
@@ -118,6 +118,8 @@ def dataset_reason(path: str, cfg: Any = None) -> str | None:
         return "a dataset the configuration names (datasets:)"
     if not path.endswith(".jsonl") or not set(os.path.dirname(os.path.abspath(path)).split(os.sep)) & DATASET_DIRS:
         return None
+    from .readers.dataset import looks_like as looks_like_dataset  # only for a .jsonl in a data folder
+
     try:
         with open_regular(path) as f:
             head = f.read(1 << 16).decode("utf-8", "replace")

@@ -46,7 +46,7 @@ class EventsView:
         return self.keys[self.series[row]], self.points[row]
 
     def line_of(self, rec: int, key: str) -> int | None:
-        """The line of ``key``'s scalar in record ``rec``."""
+        """The line of ``key``'s scalar in record ``rec`` (a view of one member: records increase down it)."""
         lo, hi = bisect_left(self.records, rec), bisect_right(self.records, rec)
         for row in range(lo, hi):
             if self.keys[self.series[row]] == key:
@@ -116,19 +116,5 @@ def render(log: LogFile, member: str | None = None) -> EventsView:
     """The view of one member file of ``log`` (every member, sorted by file then record, when None)."""
     want = None if member is None else (log.members.index(member) if member in log.members else -1)
     view = EventsView(name=os.path.basename(member or log.path), member=want)
-    if want is not None or len(log.members) <= 1:
-        view.extend(log)
-        return view
-    rows = []
-    for order, s in enumerate(log.series.values()):
-        view.keys.append(s.key)
-        view.seen[s.key] = (order, len(s), s.records[-1] if len(s.records) == len(s) and len(s) else -1)
-        rows += [(s.files[i] if len(s.files) > i else 0, s.records[i] if len(s.records) > i else -1, order, i)
-                 for i in range(len(s))]
-    rows.sort()
-    for _f, rec, order, i in rows:
-        view.series.append(order)
-        view.points.append(i)
-        view.records.append(rec)
-    view.source = log.series
+    view.extend(log)
     return view

@@ -20,7 +20,6 @@ from .model import Location
 from .readers.dataset import examples, lines
 from .rules.base import Evidence, Finding, Level, Measurement, Ratio, Related
 from .rules.dataset import (
-    MAX_PER_RULE,
     TL_PRE_NO_EOS,
     TL_PRE_NO_EXAMPLES,
     TL_PRE_NO_PAD,
@@ -28,10 +27,8 @@ from .rules.dataset import (
     TL_PRE_TOKENIZER_NOT_CHECKED,
     TL_PRE_TOO_LONG,
     TP_PRE_NO_EOS_APPEND,
-    DatasetCheck,
-    leakage,
-    oov_finding,
 )
+from .rules.dataset_checks import MAX_PER_RULE, DatasetCheck, leakage, oov_finding
 
 _EVAL_NAME = re.compile(r"(?:^|[_.\-/])(?:test|eval|evaluation|valid|validation|val|dev|heldout)(?:[_.\-]|$)", re.I)
 INSTALL = {"tokenizers": "pip install tokenizers (or pip install 'trainlint[preflight]')",
@@ -211,11 +208,10 @@ def preflight(paths: list[str], tokenizer: str | None = None, max_len: int | Non
     for path in everything:
         if path in checks or path in reports:
             continue
-        dc = DatasetCheck(path, text_field, chat_field)
-        dc.keep_prompts = bool(eval_set) and len(everything) > 1
         if isinstance(tok, Tokenizer):
-            tc = token_checks[path] = TokenCheck(tok, max_len)
-            dc.on_text = tc
+            token_checks[path] = TokenCheck(tok, max_len)
+        dc = DatasetCheck(path, text_field, chat_field, keep_prompts=bool(eval_set) and len(everything) > 1,
+                          on_text=token_checks.get(path))
         try:
             dc.feed(examples(path))
         except READ_ERRORS as e:
@@ -240,15 +236,14 @@ def preflight(paths: list[str], tokenizer: str | None = None, max_len: int | Non
         _line_ends(path, findings)
         rep = Report(path, "dataset", _verdict(findings), findings,
                      ran=["dataset-lines", "dataset-text", "dataset-chat", "dataset-duplicates"])
+        layout = dc.layout.describe() if dc.layout else "unknown"
         rep.measurements.append(Measurement(
-            "dataset", path, {"lines": dc.lines, "examples": dc.examples, "distinct": len(dc.seen),
-                              "layout": dc.layout.describe() if dc.layout else "unknown"},
-            f"{dc.examples} examples in {dc.lines} lines ({len(dc.seen)} distinct), layout "
-            f"{dc.layout.describe() if dc.layout else 'unknown'}"))
+            "dataset", path, {"lines": dc.lines, "examples": dc.examples, "distinct": len(dc.seen), "layout": layout},
+            f"{dc.examples} examples in {dc.lines} lines ({len(dc.seen)} distinct), layout {layout}"))
         if path in token_checks:
             rep.measurements.append(token_checks[path].measurement(path))
         reports[path] = rep
-    return [reports[p] for p in dict.fromkeys([*paths, *(evals or [])]) if p in reports]
+    return [reports[p] for p in dict.fromkeys(everything) if p in reports]
 
 
 def _line_ends(path: str, findings: list[Finding]) -> None:

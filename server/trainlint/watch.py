@@ -76,7 +76,8 @@ class Watcher:
             if not u.source.update() and u.report is not None:
                 return False
         except READ_ERRORS as e:
-            u.source = None if not isinstance(e, OSError) else u.source
+            if not isinstance(e, OSError):  # the reader's state is not to be trusted: open it afresh next time
+                u.source = None
             u.report = read_failure(u.path, u.fmt, e)
             return True
         log = u.source.log

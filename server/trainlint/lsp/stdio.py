@@ -14,7 +14,7 @@ import logging
 import re
 import sys
 import threading
-from typing import Any, BinaryIO
+from typing import BinaryIO
 
 from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
@@ -97,8 +97,9 @@ def _refuse(ls: LanguageServer, body: bytes, exc: Exception) -> None:
         return
     method = raw["method"]
     code = INVALID_PARAMS if "params" in raw else INVALID_REQUEST
-    _send(ls, {"jsonrpc": "2.0", "id": raw["id"],
-               "error": {"code": code, "message": f"invalid params for {method}: {_why(exc)}"}})
+    # pygls' own framing and writer (pinned <3), for a response it could not make itself
+    ls.protocol._send_data({"jsonrpc": "2.0", "id": raw["id"],
+                            "error": {"code": code, "message": f"invalid params for {method}: {_why(exc)}"}})
     log.error("request %s: invalid params for %s: %s", raw["id"], method, _why(exc))
 
 
@@ -111,10 +112,3 @@ def _why(exc: BaseException) -> str:
         return "; ".join(transform_error(cause))[:500]  # type: ignore[arg-type]
     except Exception:  # not a cattrs validation error
         return str(cause)[:500]
-
-
-def _send(ls: LanguageServer, message: dict[str, Any]) -> None:
-    body = json.dumps(message).encode()
-    writer = ls.protocol.writer
-    if writer is not None:
-        writer.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)

@@ -13,7 +13,7 @@ from typing import Any
 
 from .. import config as config_mod
 from ..config import Config
-from ..discovery import CANDIDATE_SUFFIXES, NOT_LOGS, SKIP_DIRS, dataset_reason
+from ..discovery import CANDIDATE_SUFFIXES, NOT_LOGS, SKIP_DIRS, dataset_reason, within
 from ..judge import READ_ERRORS, Report, compare_paths, judge_log, judge_path, read_failure
 from ..model import LogFile, Series
 from ..preflight import is_eval_file, preflight
@@ -108,8 +108,7 @@ class Workspace:
         """Whether ``path`` lies in a workspace folder once links are resolved (its own name may be a file
         link: discovery reads those). A folder link is never entered, by the watcher or by a scan."""
         real = os.path.realpath(os.path.dirname(os.path.abspath(path)))
-        return any(real == r or real.startswith(r.rstrip(os.sep) + os.sep)
-                   for r in map(os.path.realpath, self.roots))
+        return any(within(real, r) for r in self.roots)
 
     def config_errors(self) -> list[str]:
         out: list[str] = []
@@ -219,7 +218,14 @@ class Workspace:
     def _refresh_dataset(self, t: Tracked, cfg: Config) -> bool:
         """Lint a dataset again when it changed (a whole streamed pass: a dataset is rewritten, not appended to).
         An evaluation file is linted with the training files of its folder, for leakage."""
-        st = os.stat(t.path)
+        try:
+            st = os.stat(t.path)
+        except FileNotFoundError:
+            raise
+        except OSError as e:
+            t.report = read_failure(t.path, t.format, e)
+            t.generation += 1
+            return True
         stamp = (st.st_size, st.st_mtime_ns, st.st_ino)
         if t.report is not None and t.facts.get("stamp") == stamp:
             return False

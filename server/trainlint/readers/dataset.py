@@ -100,9 +100,6 @@ def examples(path: str) -> Iterator[Example]:
         yield Example(n, text, obj)
 
 
-DATASET_DIRS = {"data", "dataset", "datasets"}
-
-
 def looks_like(head: str) -> bool:
     """The first non-blank line is an object with a text or chat layout (a metrics log's lines are not)."""
     for line in head.splitlines()[:20]:
