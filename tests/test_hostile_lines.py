@@ -38,6 +38,7 @@ SHAPES: dict[str, list[str]] = {
         "Epoch [3/12], Step [10/100], Loss: 0.4107",
         "250 train 3.2846",
         "step: 10, loss: 0.5, lr: 0.001",
+        "Iter 300 | train loss 2.25 | val loss 2.5 | lr 1.0e-04",
         "[Rank 0] [2024-01-01 00:00:00,000] [INFO] [loss_scaler.py:183:update_scale] OVERFLOW! Skipping step.",
     ],
     "coqui": [

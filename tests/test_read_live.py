@@ -94,6 +94,10 @@ def test_tqdm_loop_postfix_and_epoch_prints():
     ("2024-01-01 | INFO | train_inner | epoch 001:    100 / 487 loss=4.655, nll_loss=3.1, ppl=8.6, wps=1000, "
      "num_updates=100, lr=0.0005, gnorm=1.23, loss_scale=128", "loss", 4.655, 100),
     ("steps:  10%|█         | 100/1000 [00:30<04:30, 3.3it/s, avr_loss=0.123]", "avr_loss", 0.123, 100),
+    # hand-written loops: the step, then "key value" pairs without a colon
+    ("step 12: loss 1.5", "loss", 1.5, 12),
+    ("step 12, loss 1.5, lr 3e-4", "loss", 1.5, 12),
+    ("Iter 300 | train loss 2.25 | val loss 2.5 | lr 1.0e-04", "val loss", 2.5, 300),
 ])
 def test_trainer_line_shapes(tmp_path, line, key, value, step):
     p = tmp_path / "train.log"

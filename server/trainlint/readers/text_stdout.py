@@ -61,6 +61,11 @@ _LLMC_VAL_AT = Locator.compile(r"^val loss (?P<v>\S+)")
 # (the timestamp since Megatron-LM core 0.5; older releases start at "iteration")
 _MEGATRON = re.compile(r"^\s*(?:\[[^\]]{0,40}\]\s*)?iteration\s+(?P<step>\d{1,15})/\s*(?P<total>\d{1,15})\s*\|")
 _MEGATRON_PAIR = re.compile(r"\|\s*(?P<key>[A-Za-z][^|:]{0,60}?):\s*(?P<v>" + _NUM + r")\s*(?=\|)")
+# hand-written loops: "step 12: loss 1.5", "Iter 300 | train loss 2.25 | lr 1e-4" (no colon after the key)
+_WORDS_STEP = re.compile(r"^(?:step|iter|iteration)\s{1,8}(?P<step>\d{1,15})\s{0,8}[:,|]?\s", re.I)
+_WORDS_PAIR = re.compile(
+    r"\s*(?P<key>[A-Za-z_][\w./-]{0,40}(?: [A-Za-z_][\w./-]{0,40}){0,2}) (?P<v>" + _NUM + r")\s*")
+_WORDS_SEP = re.compile(r"[,|]")
 _OVERFLOW = re.compile(r"OVERFLOW! Skipping step|Skipping step\. Attempted loss scale", re.I)
 # build-nanogpt log.txt: "19072 train 3.051, 19072 val 3.08, 19072 hella 0.30"
 _BUILD = re.compile(r"^(?P<step>\d{1,15}) (?P<key>train|val|hella) (?P<v>" + _NUM + r")\s*$")
@@ -194,6 +199,8 @@ class TextStdoutReader(FormatReader):
                 st.step = float(m.group("step"))
                 self._point("loss", m.group("loss"), n, st.step, word_locator("loss"))
                 return True
+        if line[:1] in "sSiI" and self._words(line, n, st):
+            return True
         if line.startswith("val loss"):
             m = _LLMC_VAL.match(line)
             if m:
@@ -231,6 +238,20 @@ class TextStdoutReader(FormatReader):
                         self._point(key, pm.group("v"), n, float(st.keras_epoch), pair_locator(key), None, "epoch")
                 return True
         return False
+
+    def _words(self, line: str, n: int, st: _State) -> bool:
+        """``step N`` then ``key value`` pieces, each piece nothing else: prose is never read as a pair."""
+        m = _WORDS_STEP.match(line)
+        if m is None or ":" in line[m.end():] or "=" in line:
+            return False
+        pairs = [pm for piece in _WORDS_SEP.split(line[m.end():]) if (pm := _WORDS_PAIR.fullmatch(piece))]
+        if not pairs:
+            return False
+        st.step = float(m.group("step"))
+        for pm in pairs:
+            key = pm.group("key")
+            self._point(key, pm.group("v"), n, st.step, word_locator(key), _ROLE_HINTS.get(key))
+        return True
 
     # -- progress bars ----------------------------------------------------------------------
     def _settle_bar(self, st: _State) -> None:
@@ -415,7 +436,8 @@ def looks_like(head: str) -> bool:
     for raw in lines[:20000]:
         line = clean(raw)
         if (_BUILD.match(line) or _LLMC_STEP.match(line) or _HF_DICT.match(line) or _LLMC_SHORT.match(line)
-                or _NANO_ITER.match(line) or _NANO_EVAL.match(line) or _MEGATRON.match(line)):
+                or _NANO_ITER.match(line) or _NANO_EVAL.match(line) or _MEGATRON.match(line)
+                or ("loss" in line.lower() and _WORDS_STEP.match(line))):
             return True
         low = line.lower()
         if ("loss" in low and (_PAIR.search(line) or _EPOCH.search(line))
