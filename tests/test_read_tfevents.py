@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import math
+import os
 import shutil
 
 import pytest
 
 from conftest import LOGS, RUNS, XTTS_EVENTS, corpus, series
+from rulekit import faithful, judge, only
 from tbwrite import record_offsets, restart_event, scalar_event, write
 from trainlint.model import Aggregation, EventKind, Role
 from trainlint.readers import read
@@ -115,3 +117,34 @@ def test_an_oversize_record_length_is_said_as_such_not_as_a_crc(tmp_path):
     (tmp_path / "events.out.tfevents.1.host").write_bytes(header + struct.pack("<I", masked_crc(header)) + b"x" * 64)
     log = read(str(tmp_path / "events.out.tfevents.1.host"))
     assert "declares a length of 268435457 bytes, over the 256 MB a record may have" in log.problems[0].message
+
+
+def _named(path: str, started: int) -> str:
+    """Name an event file as its writer would have at ``started`` (files written in one second sort by pid)."""
+    new = os.path.join(os.path.dirname(path), f"events.out.tfevents.{started}.host.1.0")
+    os.rename(path, new)
+    return new
+
+
+def test_unrelated_runs_in_one_folder_are_not_merged(tmp_path):
+    """A second run written into the same folder starts again at the first run's first step: it does not
+    continue it, so its points are a series of their own, named by its file (never a zig-zag of both)."""
+    a = _named(write(str(tmp_path), [scalar_event(s, "loss", 3.0 - s / 30) for s in range(60)]), 1000)
+    b = _named(write(str(tmp_path), [scalar_event(s, "loss", 3.0 - s / 40) for s in range(60)]), 2000)
+    log = read(str(tmp_path))
+    first, second = series(log, "loss"), series(log, os.path.basename(b) + "/loss")
+    assert (len(first), len(second)) == (60, 60) and second.role == Role.TRAIN_LOSS
+    assert list(second.steps[:2]) == [0, 1] and set(second.files) == {log.members.index(b)}
+    assert set(first.files) == {log.members.index(a)}
+    assert not [e for e in log.events if e.kind == EventKind.DUPLICATE_STEPS]
+    assert judge(tmp_path).verdict == "PASS"
+
+
+def test_a_diverging_rerun_in_the_same_folder_fails_on_its_own_series(tmp_path):
+    _named(write(str(tmp_path), [scalar_event(s, "loss", 3.0 - s / 30) for s in range(60)]), 1000)
+    b = _named(write(str(tmp_path), [scalar_event(s, "loss", 3.0 if s < 30 else 3.0 * 2 ** (s - 29))
+                                     for s in range(60)]), 2000)
+    rep = judge(tmp_path)
+    f = only(rep, "TP-DIVERGE")
+    assert f.series == f"`{os.path.basename(b)}/loss`"
+    faithful(f)

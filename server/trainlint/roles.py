@@ -11,7 +11,7 @@ import re
 from functools import lru_cache
 
 from ._record import field, record
-from .model import Aggregation, Role
+from .model import Aggregation, Role, Series
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _SPLIT = re.compile(r"[^a-z0-9]+")
@@ -37,7 +37,25 @@ LOADER_TIME_NAMES = {("loader", "time"), ("data", "time"), ("dataloader", "time"
 GPU_UTIL_NAMES = {("gpu", "util"), ("gpu", "utilization"), ("gpu", "util", "percent"), ("gpu",)}
 
 
+# An event file that started a second run in one folder names that run's series: ``events.out.tfevents.…/loss``.
+_RUN_FILE = re.compile(r"(?:^|/)events\.out\.tfevents\.[^/]*/")
+
+
+def run_of(name: str) -> str:
+    """The file that started the series' run when a folder holds several unrelated runs; else ``""``."""
+    m = _RUN_FILE.search(name) if "tfevents" in name else None
+    return m.group(0).strip("/") if m else ""
+
+
+def same_run(series: list[Series], name: str) -> list[Series]:
+    """The series of ``name``'s run, when the log holds several; all of them otherwise."""
+    run = run_of(name)
+    return [s for s in series if run_of(s.name) == run] or series
+
+
 def tokens(name: str) -> list[str]:
+    if "tfevents" in name:
+        name = _RUN_FILE.sub("/", name)
     return [t for t in _SPLIT.split(_CAMEL.sub("_", name).lower()) if t]
 
 

@@ -96,7 +96,8 @@ class _FileState:
     mtime_ns: int = -1
     file_version: float = 0.0
     broken: bool = False   # a header CRC failed: the rest of the file cannot be framed
-    prefix: str = ""       # "validation/" for a member of a split subfolder
+    prefix: str = ""       # "validation/" for a member of a split subfolder; "<file>/" for an unrelated run
+    placed: bool = False   # whether its first scalars decided if it continues the files before it
 
 
 @record
@@ -106,6 +107,7 @@ class _RunState:
     seen_start: bool = False
     most_recent_step: float = -math.inf
     last_step: dict[str, float] = field(default_factory=dict)
+    first_step: dict[str, float] = field(default_factory=dict)
     plugin: dict[str, str] = field(default_factory=dict)
     duplicates: dict[str, int] = field(default_factory=dict)
 
@@ -263,6 +265,8 @@ class TensorBoardTail(Source):
         if what != "summary":
             return
         step = float(ev.step)
+        if not fs.placed:
+            run = self._place(ev, step, fs, run)
         if fs.file_version < 2 and step < run.most_recent_step:
             tags = {fs.prefix + v.tag for v in ev.summary.value}
             self._purge(step, tags, fs, offset, "an out-of-order step")
@@ -287,6 +291,8 @@ class TensorBoardTail(Source):
                         f"`{tag}` is logged again at step {step:g} after step {prev:g}; both are kept, in file order",
                         record=fs.record, offset=offset, file=fs.index, detail={"tag": tag}))
             last_step[tag] = step if prev is None or step > prev else prev
+            if prev is None:
+                run.first_step[tag] = step
             s = series_of.get(tag)
             if s is None:
                 s = self._series(tag)
@@ -296,6 +302,21 @@ class TensorBoardTail(Source):
             facts = self.log.facts
             if step > facts.get("last_step", -math.inf):
                 facts["last_step"] = step
+
+    def _place(self, ev: Any, step: float, fs: _FileState, run: _RunState) -> _RunState:
+        """A file that starts again at or before the first step of a tag the files before it logged is another
+        run written into the same folder, not their continuation: its series are its own, named by its file.
+        A file that starts later continues them (a resume; overlaps are TensorBoard's to purge or keep)."""
+        tags = [fs.prefix + v.tag for v in ev.summary.value]
+        shared = [t for t in tags if t in run.first_step]
+        if not shared:
+            fs.placed = not run.first_step  # the first file with scalars starts the run; others wait for a shared tag
+            return run
+        fs.placed = True
+        if all(step > run.first_step[t] for t in shared):
+            return run
+        fs.prefix = fs.prefix + _name(fs) + "/"
+        return self._runs.setdefault(fs.prefix, _RunState())
 
     def _series(self, tag: str) -> Series:
         s = self._by_tag.get(tag)

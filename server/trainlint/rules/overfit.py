@@ -12,7 +12,7 @@ import itertools
 
 from ..model import Role, Series
 from ..output.values import fmt_step, fmt_value
-from ..roles import quantity
+from ..roles import quantity, same_run
 from .base import (
     Check,
     CheckResult,
@@ -54,9 +54,9 @@ def check_overfit(ctx: Context) -> CheckResult:
     res = CheckResult()
     th = ctx.th
     train, _ = ctx.judged(Role.TRAIN_LOSS)
-    train_s = max(train, key=len) if train else None
 
     def one(s: Series) -> SkipReason | None:
+        train_s = max(same_run(train, s.name), key=len) if train else None
         trend = heldout_trend(s)
         if trend is not None:
             res.measurements.append(Measurement(
@@ -130,7 +130,7 @@ def check_gap(ctx: Context) -> CheckResult:
 
     def one(s: Series) -> SkipReason | None:
         # Steps of one axis only: an epoch-numbered `val loss` is not set against a bar-stepped `loss`.
-        axis = [t for t in trains if _axis(t) == _axis(s)]
+        axis = [t for t in same_run(trains, s.name) if _axis(t) == _axis(s)]
         same = [t for t in axis if quantity(t.name) == quantity(s.name)]
         if not same and len(axis) == 1 and len(evals) == 1:
             same = axis  # one train loss, one held-out loss: they are each other's, whatever their names
