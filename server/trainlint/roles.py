@@ -38,7 +38,7 @@ GPU_UTIL_NAMES = {("gpu", "util"), ("gpu", "utilization"), ("gpu", "util", "perc
 
 
 # An event file that started a second run in one folder names that run's series: ``events.out.tfevents.…/loss``.
-_RUN_FILE = re.compile(r"(?:^|/)events\.out\.tfevents\.[^/]*/")
+_RUN_FILE = re.compile(r"(?:^|/)[^/]*tfevents[^/]*/")
 
 
 def run_of(name: str) -> str:
