@@ -94,6 +94,8 @@ def test_tqdm_loop_postfix_and_epoch_prints():
     ("2024-01-01 | INFO | train_inner | epoch 001:    100 / 487 loss=4.655, nll_loss=3.1, ppl=8.6, wps=1000, "
      "num_updates=100, lr=0.0005, gnorm=1.23, loss_scale=128", "loss", 4.655, 100),
     ("steps:  10%|█         | 100/1000 [00:30<04:30, 3.3it/s, avr_loss=0.123]", "avr_loss", 0.123, 100),
+    # torchtune's DiskLogger file
+    ("Step 15 | loss:2.3 lr:2e-05 tokens_per_second_per_gpu:100.0", "loss", 2.3, 15),
     # hand-written loops: the step, then "key value" pairs without a colon
     ("step 12: loss 1.5", "loss", 1.5, 12),
     ("step 12, loss 1.5, lr 3e-4", "loss", 1.5, 12),
@@ -233,3 +235,14 @@ def test_nanogpt_train_py_stdout():
     assert (len(loss), loss.steps[1], loss.steps[-1], loss.step_basis) == (61, 5, 300, "step")
     assert (len(val), val.role, list(val.steps)[:2]) == (7, Role.EVAL_LOSS, [0, 50])
     assert at(log, loss, 60) == (102, "2.9227") and log.facts["max_steps"] == 300
+
+
+def test_trl_sft_trainer_stdout():
+    """TRL's SFTTrainer prints HF Trainer's dicts with its own keys (entropy, num_tokens, mean_token_accuracy)."""
+    log = read(str(LIVE / "trl-healthy" / "train.log"))
+    loss, ev = series(log, "loss"), series(log, "eval_loss")
+    assert (len(loss), loss.step_basis, loss.steps[0], loss.steps[-1]) == (40, "progress-bar", 5, 200)
+    assert at(log, loss, 0) == (51, "2.827") and at(log, loss, 39) == (486, "0.6129")
+    assert list(ev.steps) == [50, 100, 150, 200] and at(log, ev, 0) == (156, "0.7214")
+    assert {series(log, k).role for k in ("entropy", "num_tokens", "mean_token_accuracy")} == {Role.OTHER}
+    assert [e.kind for e in log.events] == [EventKind.END_OF_RUN]

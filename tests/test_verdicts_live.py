@@ -21,7 +21,7 @@ HEALTHY = [
     LIVE / "lightning-healthy" / "lightning_logs" / "version_0" / "metrics.csv",
     LIVE / "tqdm-healthy" / "train.log", RUNS / "gallery-healthy" / "trainer_state.json",
     LIVE / "fp16-healthy" / "train.log", LIVE / "fp16-lowscale" / "train.log", LIVE / "keras-dropout" / "train.log",
-    LIVE / "nanogpt-healthy" / "train.log",
+    LIVE / "nanogpt-healthy" / "train.log", LIVE / "trl-healthy" / "train.log",
 ]
 HEALTHY_CORPUS = [
     "csv_logs/Goreg12345__nlp2-probing-lms__lightning_logs__version_3__metrics.csv",
@@ -331,3 +331,16 @@ def test_nanogpt_divergence_fails_only_after_the_climb(tmp_path: Path):
     for _k, lines, fails in replay(LIVE / "nanogpt-diverge" / "train.log", tmp_path):
         if lines < 58:  # up to iter 110, before the climb
             assert not fails, (lines, fails)
+
+
+def test_trl_sgd_blow_up_fails_on_the_first_nan_gradient():
+    # TRL SFTTrainer, SGD at 20 without clipping: loss 2.3 -> 5.6e10 by step 25, then NaN gradients, and the
+    # Trainer logs the loss of each NaN step as 0
+    rep = judge(LIVE / "trl-nan" / "train.log")
+    f = only(rep, "TP-NAN-GRAD")
+    assert (f.level, f.location.line, f.location.column, f.evidence.values["count"], f.evidence.values["step"]) == (
+        Level.FAIL, 87, 37, 36, 25)
+    z = only(rep, "TP-ZERO-LOSS-ONSET")
+    assert (z.location.line, z.evidence.values["last_positive"], z.evidence.values["onset_step"]) == (96, 5.594e10, 30)
+    faithful(f), faithful(z)
+    assert judge(LIVE / "trl-diverge" / "train.log").verdict != Level.PASS
