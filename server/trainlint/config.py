@@ -19,22 +19,22 @@ An invalid entry is reported and skipped; the rest of the file still applies.
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
-from ._record import field, record
 from .fsio import open_regular
 from .model import Role
 from .roles import ROLE_NAMES, RoleMap
 from .rules.thresholds import Thresholds
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
 CONFIG_NAMES = (".trainlint.yaml", ".trainlint.yml")
 
 
-@record
+@dataclass
 class Config:
     roles: RoleMap = field(default_factory=RoleMap)
     thresholds: Thresholds = field(default_factory=Thresholds)

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import os
 import re
+from dataclasses import dataclass, field
 from typing import Any
 
-from ._record import field, record
 from .fsio import open_regular
 from .readers import Detection, detect
 from .readers.stores import store_kind
@@ -41,14 +41,14 @@ def within(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
-@record
+@dataclass
 class Found:
     path: str
     format: str
     reason: str
 
 
-@record
+@dataclass
 class Discovery:
     found: list[Found] = field(default_factory=list)
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, why)

@@ -16,14 +16,14 @@ import os
 from array import array
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from ._record import field, record
 from .model import LogFile, Series
 from .output.values import fmt_step
 
 
-@record(eq=False)
+@dataclass(eq=False)
 class EventsView:
     name: str = ""
     member: int | None = None          # the member file shown (None: every member)

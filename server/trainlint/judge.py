@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import math
 import os
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from ._record import field, record
 from .config import Config
 from .model import Location, LogFile, Role
 from .output.values import fmt_step
@@ -31,14 +32,13 @@ from .rules.base import (
 )
 from .runs import Companions, collect_facts
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
 ORDER = {Level.FAIL: 0, Level.WARN: 1, Level.NOT_CHECKED: 2, Level.PASS: 3, Level.INFO: 4}
 
 
-@record
+@dataclass
 class Report:
     path: str
     format: str | None

@@ -13,14 +13,14 @@ import os
 import re
 from array import array
 from bisect import bisect_right
+from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
-from ._record import field, record
 from .fsio import open_regular
 from .lines import MAX_MATCH_LINE, split_lines
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
@@ -66,7 +66,7 @@ class EventKind(StrEnum):
 NUMBER_RE = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?:nan|NaN|NAN|inf|Inf|INF|Infinity|infinity)"
 
 
-@record(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True)
 class Locator:
     """Finds the text of one series' value on a source line: a regex with a group named ``v``.
 
@@ -118,7 +118,7 @@ def parse_number(text: str) -> float:
         return float(text.strip().strip('"').strip("'"))
 
 
-@record(eq=False)
+@dataclass(eq=False)
 class Series:
     """One named series as the log wrote it. Points are parallel arrays indexed 0..n-1."""
 
@@ -193,7 +193,7 @@ def series_key(name: str, aggregation: Aggregation) -> str:
     return f"{name}\x1f{aggregation.value}"
 
 
-@record(slots=True)
+@dataclass(slots=True)
 class Event:
     kind: EventKind
     step: float | None
@@ -205,7 +205,7 @@ class Event:
     detail: dict[str, Any] = field(default_factory=dict)
 
 
-@record(slots=True)
+@dataclass(slots=True)
 class Problem:
     """Something in the file trainlint could not read as it expected. Never a verdict."""
 
@@ -214,7 +214,7 @@ class Problem:
     record: int | None = None
 
 
-@record(slots=True)
+@dataclass(slots=True)
 class Location:
     path: str
     line: int | None
@@ -225,7 +225,7 @@ class Location:
     offset: int | None = None
 
 
-@record(eq=False)
+@dataclass(eq=False)
 class LogFile:
     """Everything read from one log (or one directory of TensorBoard event files)."""
 

@@ -8,9 +8,9 @@ A configured role map replaces the default for the roles it names (it never comp
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 from functools import lru_cache
 
-from ._record import field, record
 from .model import Aggregation, Role, Series
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
@@ -89,7 +89,7 @@ def quantity(name: str) -> tuple[str, ...]:
     return tuple(t for t in tok if t not in EVAL_TOKENS | TRAIN_TOKENS | NEUTRAL) or ("loss",)
 
 
-@record(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True)
 class Classified:
     role: Role
     aggregation: Aggregation
@@ -153,7 +153,7 @@ def classify(name: str) -> Classified:
     return Classified(Role.OTHER, Aggregation.UNSPECIFIED)
 
 
-@record
+@dataclass
 class RoleMap:
     """Default classification plus configured overrides (``roles:`` in .trainlint.yaml).
 

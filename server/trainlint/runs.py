@@ -13,8 +13,9 @@ from __future__ import annotations
 import os
 import re
 import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from ._record import field, record
 from .discovery import discover
 from .model import LogFile
 from .readers import NotALog, Source, open_source
@@ -28,26 +29,25 @@ _CKPT_NAMES = (
      "checkpoint"),
 )
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
 
-@record
+@dataclass
 class Artefact:
     path: str
     kind: str            # "checkpoint", "best-model", "snapshot", "event-file"
     step: float | None
 
 
-@record
+@dataclass
 class Item:
     path: str
     format: str
     facts: dict[str, Any] = field(default_factory=dict)
 
 
-@record
+@dataclass
 class Plan:
     items: list[Item] = field(default_factory=list)
     skipped: list[tuple[str, str]] = field(default_factory=list)

@@ -11,6 +11,7 @@ import json
 import logging
 import os
 import time
+from typing import TYPE_CHECKING
 
 from ..config import Config, load
 from ..judge import judge_log
@@ -18,7 +19,6 @@ from ..model import LogFile
 from ..readers.jsonl import JsonlReader
 from ..rules.base import Finding, Level
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any

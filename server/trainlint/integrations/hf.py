@@ -8,11 +8,12 @@ It reads only the ``logs`` dict and ``state.global_step``; with ``policy="stop"`
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from transformers import TrainerCallback
 
 from .guardian import Guardian
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 

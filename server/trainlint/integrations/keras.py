@@ -9,11 +9,12 @@ and what ``compile`` added) are the measurements, stepped by epoch as Keras numb
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import keras
 
 from .guardian import Guardian
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 

@@ -9,6 +9,8 @@ run, never the batch, the outputs, the module's parameters or the optimizer; wit
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 try:
     from lightning.pytorch.callbacks import Callback
 except ImportError:  # the standalone package name
@@ -16,7 +18,6 @@ except ImportError:  # the standalone package name
 
 from .guardian import Guardian, numeric
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 

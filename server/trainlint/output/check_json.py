@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .. import __version__
 from ..judge import Report, worst
 from ..model import Location
 from ..rules.base import Finding
 from .values import clean, json_step
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 

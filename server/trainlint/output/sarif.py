@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .. import __version__
 from ..docs_links import rule_url
@@ -13,7 +14,6 @@ from ..rules import RULES
 from ..rules.base import Level
 from .values import clean
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import math
 import os
+from typing import TYPE_CHECKING
 
 from ..model import LogFile, Series
 from .values import clean, fmt_step, fmt_value, json_number, json_step
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 

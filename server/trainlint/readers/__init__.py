@@ -9,9 +9,9 @@ from __future__ import annotations
 import importlib
 import os
 import re
+from dataclasses import dataclass
 from typing import Any
 
-from .._record import record
 from ..fsio import open_regular
 from ..model import LogFile
 from ..roles import RoleMap
@@ -48,7 +48,7 @@ _COQUI_NAME = re.compile(r"^trainer_\d+_log\.txt$")
 _STDOUT_NAME = re.compile(r"^(train|training|log|main|output|out|stdout)\.(log|txt)$|^slurm-\d+\.out$")
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Detection:
     format: str | None
     reason: str  # why this format, or why not a training log

@@ -13,14 +13,14 @@ import copy
 import errno
 import os
 from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from .._record import record
 from ..fsio import TooLarge, open_regular
 from ..lines import count_breaks, count_breaks_bytes, ends_with_break
 from ..model import LogFile, Series, series_key
 from ..roles import Classified, RoleMap, classify
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, ClassVar
 
@@ -113,7 +113,7 @@ class SeriesOnly(FormatReader):
         return series_key(name, classify(name).aggregation)
 
 
-@record
+@dataclass
 class _Mark:
     lengths: dict[str, int]
     events: int

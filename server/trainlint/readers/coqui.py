@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import math
 import re
+from dataclasses import dataclass
 from functools import lru_cache
 
-from .._record import record
 from ..lines import count_breaks
 from ..model import Aggregation, Event, EventKind, Locator, LogFile, Role, Series, parse_number
 from ..roles import Classified, RoleMap, classify
@@ -45,7 +45,7 @@ _MASTER = re.compile(
 _STEP_IN_NAME = re.compile(r"_(\d+)\.pth")
 
 
-@record
+@dataclass
 class _State:
     mode: str = ""                # "", "train", "eval-pending", "eval"
     step: float | None = None

@@ -10,9 +10,9 @@ import contextlib
 import csv
 import math
 import re
+from dataclasses import dataclass, field
 from functools import lru_cache
 
-from .._record import field, record
 from ..lines import split_lines
 from ..model import Locator, LogFile, Series, parse_number
 from ..roles import RoleMap
@@ -22,7 +22,7 @@ STEP_COLUMNS = ("step", "global_step", "iteration", "iter", "_step", "epoch")
 WALL_COLUMNS = {"time"}  # ultralytics: seconds since the start
 
 
-@record
+@dataclass
 class _State:
     header: list[str] | None = None
     step_col: int = -1

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
-from .._record import record
 from ..fsio import open_regular
 from ..lines import split_lines
 
@@ -27,7 +27,7 @@ CHUNK = 4 << 20
 MAX_LINE = 64 << 20  # one example; a longer line is reported, never held whole
 
 
-@record
+@dataclass
 class Layout:
     kind: str                        # "chat" | "text" | "fields"
     fields: tuple[str, ...]          # the chat field, the text field, or the pair's fields in order
@@ -39,7 +39,7 @@ class Layout:
         return " + ".join(f"`{f}`" for f in self.fields)
 
 
-@record
+@dataclass
 class Example:
     line: int
     raw: str = ""

@@ -11,6 +11,7 @@ import contextlib
 import json
 import re
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 from ..lines import count_breaks
 from ..model import Aggregation, Event, EventKind, Locator, Role
@@ -22,7 +23,6 @@ FACT_KEYS = (
     "best_metric", "best_model_checkpoint", "best_global_step", "train_batch_size",
 )
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 _EVAL_NAMED_LOSS = re.compile(r"^eval_(?:.+_)?loss$")

@@ -9,15 +9,15 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from .._record import field, record
 from ..lines import split_lines
 from ..model import Aggregation, Event, EventKind, LogFile, Role
 from ..roles import Classified, RoleMap, classify
 from .base import FormatReader
 from .hf_trainer_state import json_key_locator
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
@@ -33,7 +33,7 @@ MAX_REPORTED = 5
 BATCH = 8192
 
 
-@record
+@dataclass
 class _State:
     flavour: str | None = None
     index: int = 0

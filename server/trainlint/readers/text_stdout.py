@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import contextlib
 import re
+from dataclasses import dataclass, field
 from functools import lru_cache
 
-from .._record import field, record
 from ..lines import MAX_MATCH_LINE, split_lines
 from ..model import NUMBER_RE, Event, EventKind, Locator, LogFile, Role, Series, parse_number
 from ..roles import Classified, RoleMap, classify
@@ -82,7 +82,7 @@ _KILLED = re.compile(r"CANCELLED AT|DUE TO TIME LIMIT|Killed|KeyboardInterrupt|o
 _ROLE_HINTS = {"trl": Role.TRAIN_LOSS, "tel": Role.EVAL_LOSS, "train": Role.TRAIN_LOSS, "val": Role.EVAL_LOSS}
 
 
-@record
+@dataclass
 class _State:
     step: float | None = None
     total: int | None = None

@@ -14,14 +14,14 @@ from __future__ import annotations
 import math
 import os
 import struct
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from .._record import field, record
 from ..fsio import open_regular
 from ..model import Event, EventKind, LogFile, Series, series_key
 from ..roles import RoleMap, classify
 from .base import Source
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
@@ -85,7 +85,7 @@ def split_dirs(path: str) -> list[str]:
     return out if len(out) >= 2 else []
 
 
-@record
+@dataclass
 class _FileState:
     path: str
     index: int
@@ -100,7 +100,7 @@ class _FileState:
     placed: bool = False   # whether its first scalars decided if it continues the files before it
 
 
-@record
+@dataclass
 class _RunState:
     """The accumulator state TensorBoard keeps per run (directory)."""
 

@@ -10,15 +10,15 @@ from __future__ import annotations
 import math
 import string
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
-from .._record import field, record
 from ..model import Event, Location, LogFile, Role, Series
 from ..output.values import fmt_step, fmt_value
 from ..roles import is_adversarial, is_plain_loss
 from .thresholds import Thresholds
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
@@ -69,7 +69,7 @@ def _fmt(v: Any) -> str:
     return str(v)
 
 
-@record
+@dataclass
 class Evidence:
     """The measurement. ``text`` is ``template`` filled from ``values`` only."""
 
@@ -82,14 +82,14 @@ class Evidence:
         return self.template.format(**{k: _fmt(self.values[k]) for k in fields_})
 
 
-@record
+@dataclass
 class Related:
     role: str
     location: Location
     message: str
 
 
-@record
+@dataclass
 class Finding:
     id: str
     level: Level
@@ -102,13 +102,13 @@ class Finding:
     marks: dict[int, str] = field(default_factory=dict)  # point index -> role, for sparklines
 
 
-@record
+@dataclass
 class SkipReason:
     reason: Skip
     detail: str
 
 
-@record
+@dataclass
 class Measurement:
     """What a check measured on one series, fired or not (shown for every judged series)."""
 
@@ -118,7 +118,7 @@ class Measurement:
     text: str
 
 
-@record
+@dataclass
 class CheckResult:
     findings: list[Finding] = field(default_factory=list)
     # series label -> None when it ran, or the reason it was skipped on that series
@@ -127,7 +127,7 @@ class CheckResult:
     skipped: SkipReason | None = None  # the whole check, when there was nothing to judge
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Rule:
     id: str
     level: Level
@@ -135,7 +135,7 @@ class Rule:
     title: str
 
 
-@record
+@dataclass
 class Context:
     log: LogFile
     th: Thresholds
@@ -234,7 +234,7 @@ def median(xs: Iterable[float]) -> float:
 CheckFn = Callable[[Context], CheckResult]
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Check:
     name: str
     rules: tuple[Rule, ...]

@@ -8,7 +8,9 @@ NOT-CHECKED (exit 2), never FAIL.
 
 from __future__ import annotations
 
-from .._record import record
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
 from ..model import Location, LogFile, Role, Series
 from .base import (
     Context,
@@ -23,7 +25,6 @@ from .base import (
 )
 from .thresholds import Thresholds
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
@@ -49,7 +50,7 @@ MIN_IMPROVEMENT_FRACTION = 0.25
 MAX_GRADNORM_MEDIAN_RATIO = 5.0
 
 
-@record
+@dataclass
 class Metrics:
     series: Series
     idx: list[int]

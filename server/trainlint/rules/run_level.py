@@ -12,6 +12,7 @@ import itertools
 import math
 import os
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 from ..fsio import open_regular
 from ..model import Event, EventKind, Location, Role, Series
@@ -394,7 +395,6 @@ CHECKS = (
           "checkpoints the log names, read as ZIP archives"),
 )
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 POST_RULES = (TL_SERIES_DISAGREE,)

@@ -7,10 +7,10 @@ of them under ``thresholds:`` by the lower-case name (``max_loss_divergence_rati
 
 from __future__ import annotations
 
-from .._record import fields, record
+from dataclasses import dataclass, fields
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Thresholds:
     # -- loss level ----------------------------------------------------------------------------
     #: trainproof: the end of the loss may sit at most 1.5x above its minimum.
