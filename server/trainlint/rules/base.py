@@ -208,9 +208,12 @@ def too_early(ctx: Context, s: Series, n: int) -> SkipReason | None:
     if isinstance(planned, int | float) and planned > 0 and last is not None and last < th.live_min_progress * planned:
         return SkipReason(Skip.TOO_EARLY, f"at step {fmt_step(last)} of {fmt_step(planned)} planned "
                           f"({100 * last / planned:.1f}%), under {100 * th.live_min_progress:.0f}%")
+    from .stats import stats  # stats needs this module's medians
+
     for lr in ctx.log.by_role(Role.LR):
-        vals = [v for v in lr.values if math.isfinite(v)]
-        if len(vals) >= 2 and vals[-1] > vals[-2] and vals[-1] >= max(vals):  # still rising at its last point
+        st = stats(lr)
+        vals = st.fin_vals
+        if len(vals) >= 2 and vals[-1] > vals[-2] and vals[-1] >= st.fin_max:  # still rising at its last point
             return SkipReason(Skip.TOO_EARLY, f"the logged learning rate `{lr.name}` is still warming up "
                               f"({fmt_value(vals[0])} to {fmt_value(vals[-1])} at step {fmt_step(lr.steps[-1])})")
     return None

@@ -25,7 +25,7 @@ from .base import (
     per_series,
     too_few,
 )
-from .stats import sorted_finite
+from .stats import window
 
 TP_ZERO_GRAD = Rule("TP-ZERO-GRAD", Level.FAIL, "zero-grad", "Every gradient norm is exactly zero")
 TP_GRAD_SPIKE = Rule("TP-GRAD-SPIKE", Level.WARN, "grad-spike", "A gradient norm far above its median")
@@ -85,21 +85,20 @@ def check_grad_spike(ctx: Context) -> CheckResult:
         # The first steps of from-scratch training have large gradient norms by nature (llm.c: 15.4 at step 0,
         # then 0.3): they are neither judged nor part of the median the others are judged against.
         skip_n = max(1, math.ceil(th.grad_spike_initial_fraction * len(vals)))
-        ordered = list(sorted_finite(s))
-        for v in vals[:skip_n]:
-            del ordered[bisect_left(ordered, v)]
-        med = ordered[len(ordered) // 2]  # trainproof's upper median
+        judged = window(s, "grad-spike", skip_n, len(vals))
+        ordered = judged.items  # (value, position), ascending
+        med = judged.upper_median()  # trainproof's upper median
         if med <= 0:
             return SkipReason(Skip.DEGENERATE, "the median gradient norm is not positive")
         limit = th.max_grad_norm_spike_ratio * med
-        n_spikes = len(ordered) - bisect_right(ordered, limit)
-        spikes = [j for j in range(skip_n, len(vals)) if vals[j] > limit] if n_spikes else []
-        top = max(range(skip_n, len(vals)), key=vals.__getitem__)
+        k = bisect_right(ordered, (limit, math.inf))
+        n_spikes = len(ordered) - k
+        top = ordered[bisect_left(ordered, (ordered[-1][0],))][1]  # the first of the largest
         values = {"series": s.label, "max": vals[top], "step": Step(s.steps[idx[top]]), "median": med,
-                  "ratio": Ratio(vals[top] / med), "threshold": th.max_grad_norm_spike_ratio, "spikes": len(spikes),
+                  "ratio": Ratio(vals[top] / med), "threshold": th.max_grad_norm_spike_ratio, "spikes": n_spikes,
                   "points": len(vals) - skip_n, "from_step": Step(s.steps[idx[skip_n]])}
         res.measurements.append(Measurement("grad-spike", s.label, values, f"max/median {vals[top] / med:.3g}"))
-        if not spikes:
+        if not n_spikes:
             return None
         f = Finding(TP_GRAD_SPIKE.id, TP_GRAD_SPIKE.level,
                     "A gradient norm this far above its median is a sudden large update: it may come from a bad "
@@ -109,7 +108,10 @@ def check_grad_spike(ctx: Context) -> CheckResult:
                                      "(threshold {threshold}); {spikes} of {points} values from step {from_step} "
                                      "exceed it"),
                     ctx.point(s, idx[top]), s.label, s.key, marks={idx[top]: "spike"})
-        others = sorted((j for j in spikes if j != top), key=lambda j: -vals[j])[:MAX_RELATED]
+        # the largest few spikes after the top one (equal values in log order): only the window's top end
+        cut = max(k, len(ordered) - (MAX_RELATED + 1))
+        cut = max(k, bisect_left(ordered, (ordered[cut][0],)))
+        others = sorted((j for _, j in ordered[cut:] if j != top), key=lambda j: (-vals[j], j))[:MAX_RELATED]
         for j in sorted(others):
             f.related.append(Related("spike", ctx.point(s, idx[j]),
                                      f"{fmt_value(vals[j])} at step {fmt_step(s.steps[idx[j]])}"))

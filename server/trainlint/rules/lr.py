@@ -3,7 +3,6 @@ finished; TL-LR-RESUME: a schedule that started over at a resume."""
 
 from __future__ import annotations
 
-import itertools
 import math
 
 from ..model import Role, Series
@@ -78,7 +77,8 @@ def check_warmup(ctx: Context) -> CheckResult:
     th = ctx.th
 
     def one(s: Series) -> SkipReason | None:
-        vals = [v for v in s.values if math.isfinite(v)]
+        st = stats(s)
+        vals = st.fin_vals
         if len(vals) < th.min_points_for_trend:
             return SkipReason(Skip.TOO_FEW, f"{len(vals)} finite learning rates, fewer than {th.min_points_for_trend}")
         if is_live(ctx):
@@ -88,7 +88,7 @@ def check_warmup(ctx: Context) -> CheckResult:
         if isinstance(planned, int | float) and planned > 0 and s.steps[-1] < 0.95 * planned:
             return SkipReason(Skip.NOT_APPLICABLE, f"the log ends at step {s.steps[-1]:g} of {planned:g} planned: "
                               "the run went on (or stopped early), so its warm-up may have ended after")
-        rising = all(b > a for a, b in itertools.pairwise(vals))
+        rising = st.fin_rising
         res.measurements.append(Measurement("lr-warmup", s.label, {"rising_to_the_end": rising},
                                             "rising at every point to the end" if rising else "not rising throughout"))
         if not rising or vals[0] <= 0:

@@ -24,7 +24,7 @@ from .base import (
     SkipReason,
     Step,
 )
-from .stats import stats
+from .stats import finite_from, points_from, stats
 
 TP_NAN = Rule("TP-NAN", Level.FAIL, "non-finite-loss", "Loss is NaN or Inf")
 TP_NAN_GRAD = Rule("TP-NAN-GRAD", Level.FAIL, "grad-finite", "Gradient norm is NaN or Inf")
@@ -36,7 +36,7 @@ def _bad(s: Series) -> list[int]:
 
 
 def _finite_after(s: Series, step: float) -> int:
-    return sum(1 for x, v in zip(s.steps, s.values, strict=True) if x > step and math.isfinite(v))
+    return finite_from(s, step, strictly=True)
 
 
 def _relate_more(ctx: Context, f: Finding, s: Series, bad: list[int]) -> None:
@@ -107,13 +107,13 @@ def check_nan_grad(ctx: Context) -> CheckResult:
         template = "{series}: {count} of {points} gradient norms are non-finite; the first is {value} at step {step}"
         level = Level.FAIL
         if loss is not None:
-            later = [v for x, v in zip(loss.steps, loss.values, strict=True) if x >= s.steps[first]]
-            finite_later = sum(1 for v in later if math.isfinite(v))
-            values.update(loss_series=loss.label, loss_after=len(later), loss_finite_after=finite_later)
+            x0 = s.steps[first]
+            later = points_from(loss, x0)
+            finite_later = finite_from(loss, x0)
+            values.update(loss_series=loss.label, loss_after=later, loss_finite_after=finite_later)
             template += "; {loss_finite_after} of {loss_after} {loss_series} values from that step on are finite"
-            held_bad = sum(1 for h in ctx.judged(Role.EVAL_LOSS)[0] for x, v in zip(h.steps, h.values, strict=True)
-                           if x >= s.steps[first] and not math.isfinite(v))
-            if later and finite_later == len(later) and not held_bad:
+            held_bad = sum(points_from(h, x0) - finite_from(h, x0) for h in ctx.judged(Role.EVAL_LOSS)[0])
+            if later and finite_later == later and not held_bad:
                 # Level by evidence: a scaler-skipped overflow leaves the loss finite; that is worth a look,
                 # not a failed run (trainproof FAILs it).
                 level = Level.WARN

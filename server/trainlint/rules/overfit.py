@@ -8,7 +8,7 @@ loss contradicts a train-loss finding.
 from __future__ import annotations
 
 import bisect
-import itertools
+import math
 
 from ..model import Role, Series
 from ..output.values import fmt_step, fmt_value
@@ -32,6 +32,7 @@ from .base import (
     per_series,
     too_few,
 )
+from .stats import first_finite_at, stats
 
 TP_OVERFIT = Rule("TP-OVERFIT", Level.WARN, "overfit", "Held-out loss rose after its best evaluation")
 TL_EVAL_BELOW_TRAIN = Rule("TL-EVAL-BELOW-TRAIN", Level.WARN, "heldout-gap",
@@ -41,11 +42,11 @@ TL_HELDOUT_RISE = Rule("TL-HELDOUT-RISE", Level.WARN, "overfit",
 
 
 def heldout_trend(s: Series) -> dict[str, object] | None:
-    idx, vals = finite(s)
+    st = stats(s)
+    idx, vals = st.fin_idx, st.fin_vals
     if len(vals) < 2:
         return None
-    improved = sum(1 for a, b in itertools.pairwise(vals) if b < a)
-    best = min(range(len(vals)), key=lambda j: vals[j])
+    improved, best = st.fin_improved, st.fin_best
     return {"series": s.label, "evaluations": len(vals), "improved": improved, "intervals": len(vals) - 1,
             "first": vals[0], "last": vals[-1], "best": vals[best], "best_step": Step(s.steps[idx[best]])}
 
@@ -67,7 +68,7 @@ def check_overfit(ctx: Context) -> CheckResult:
         idx, vals = finite(s)
         if (skip := too_few(len(vals), th.overfit_min_evals, "finite evaluations")) is not None:
             return skip
-        best = min(range(len(vals)), key=lambda j: vals[j])
+        best = stats(s).fin_best
         after = len(vals) - 1 - best
         if after < th.overfit_tail:
             res.measurements.append(Measurement("overfit", s.label, {"evals_after_best": after},
@@ -83,8 +84,8 @@ def check_overfit(ctx: Context) -> CheckResult:
         template = ("{series}: best {best} at step {best_step}; the median of the last {tail_evals} evaluations is "
                     "{tail}, {ratio}x the best (threshold {threshold})")
         if train_s is not None:
-            t_idx, t_vals = finite(train_s)
-            at = next((j for j, i in enumerate(t_idx) if train_s.steps[i] >= s.steps[idx[best]]), None)
+            _, t_vals = finite(train_s)
+            at = first_finite_at(train_s, s.steps[idx[best]])
             if at is None or not t_vals:
                 return SkipReason(Skip.NOT_APPLICABLE, "no train loss logged after the best evaluation")
             values.update(train_series=train_s.label, train_then=t_vals[at], train_end=t_vals[-1])
@@ -118,6 +119,79 @@ def _axis(s: Series) -> str:
     return {"progress-bar": "step"}.get(s.step_basis, s.step_basis)
 
 
+Pair = tuple[int, float, float]  # (eval point, eval value, train level up to it)
+
+
+class _Tally:
+    """Pairs counted: how many, how many below the ratio, the first, the last, and the last below."""
+
+    __slots__ = ("below", "count", "first", "last", "last_below")
+
+    def __init__(self) -> None:
+        self.count = self.below = 0
+        self.first: Pair | None = None
+        self.last: Pair | None = None
+        self.last_below: Pair | None = None
+
+    def take(self, p: Pair | None, ratio: float) -> None:
+        if p is None:
+            return
+        self.count += 1
+        if p[1] < ratio * p[2]:
+            self.below += 1
+            self.last_below = p
+        self.first = self.first or p
+        self.last = p
+
+    def copy(self) -> _Tally:
+        t = _Tally()
+        t.count, t.below, t.first, t.last, t.last_below = self.count, self.below, self.first, self.last, self.last_below
+        return t
+
+
+class _GapPairs:
+    """Evaluations paired for good: those whose train level can no longer change (train points were logged
+    past their step). The rest are paired again at each judge."""
+
+    def __init__(self, train_stats: object) -> None:
+        self.train_stats = train_stats
+        self.done = 0                  # finite eval positions paired for good
+        self.final = _Tally()
+
+
+def gap_pairs(s: Series, train_s: Series, w: int, ratio: float) -> _Tally:
+    """Pairs of held-out ``s`` with the median of at most ``w`` finite ``train_s`` points up to each evaluation
+    (train steps must not go back); evaluations logged as exactly 0 are placeholders, not paired."""
+    memo = stats(s).memo
+    key = ("gap", train_s.key, w, ratio)
+    gp = memo.get(key)
+    t_st = stats(train_s)
+    if not isinstance(gp, _GapPairs) or gp.train_stats is not t_st or gp.done > len(finite(s)[0]):
+        gp = memo[key] = _GapPairs(t_st)
+    idx, vals = finite(s)
+    t_idx, t_vals = t_st.fin_idx, t_st.fin_vals
+    t_last = train_s.steps[t_idx[-1]] if t_idx else -math.inf
+    t_step = train_s.steps.__getitem__
+
+    def pair(k: int) -> Pair | None:
+        i, v = idx[k], vals[k]
+        if v == 0:  # a placeholder, not a measurement (ultralytics logs 0 for epochs it did not validate)
+            return None
+        j = bisect.bisect_right(t_idx, s.steps[i], key=t_step)
+        window = t_vals[max(0, j - w):j]
+        if window and (level := median(window)) > 0:
+            return (i, v, level)
+        return None
+
+    while gp.done < len(idx) and s.steps[idx[gp.done]] < t_last:  # no train point can join its window now
+        gp.final.take(pair(gp.done), ratio)
+        gp.done += 1
+    now = gp.final.copy()
+    for k in range(gp.done, len(idx)):
+        now.take(pair(k), ratio)
+    return now
+
+
 def check_gap(ctx: Context) -> CheckResult:
     """Held-out loss a fraction of the train loss at (nearly) every evaluation, from the first: the evaluation
     does not measure what the train loss measures (evaluated on training data without dropout, a leak, or the
@@ -138,30 +212,19 @@ def check_gap(ctx: Context) -> CheckResult:
             return SkipReason(Skip.NOT_APPLICABLE, "no train loss of the same quantity, stepped the same way, to "
                               "set it against")
         train_s = max(same, key=len)
-        t_idx, t_vals = finite(train_s)
-        t_steps = [train_s.steps[i] for i in t_idx]
-        if any(b < a for a, b in itertools.pairwise(t_steps)):
+        if stats(train_s).last_seam:
             return SkipReason(Skip.NOT_APPLICABLE, f"{train_s.label} steps go back (a restart): evaluations cannot "
                               "be matched to train points by step")
-        idx, vals = finite(s)
-        pairs: list[tuple[int, float, float]] = []  # (eval point, eval value, train level up to it)
-        zeros = sum(1 for v in vals if v == 0)
-        for i, v in zip(idx, vals, strict=True):
-            if v == 0:  # a placeholder, not a measurement (ultralytics logs 0 for epochs it did not validate)
-                continue
-            j = bisect.bisect_right(t_steps, s.steps[i])
-            window = t_vals[max(0, j - th.eval_below_train_window):j]
-            if window and (level := median(window)) > 0:
-                pairs.append((i, v, level))
+        zeros = stats(s).zeros
+        pairs = gap_pairs(s, train_s, th.eval_below_train_window, th.eval_below_train_ratio)
         placeholders = f"{zeros} logged exactly 0 are placeholders, not evaluations" if zeros else ""
-        if (skip := too_few(len(pairs), th.eval_below_train_min_evals,
+        if (skip := too_few(pairs.count, th.eval_below_train_min_evals,
                             f"evaluations with {train_s.label} logged before them", placeholders)) is not None:
             return skip
-        below = [p for p in pairs if p[1] < th.eval_below_train_ratio * p[2]]
-        share = len(below) / len(pairs)
-        i_last, v_last, t_last = below[-1] if below else pairs[-1]
-        i_first, v_first, t_first = pairs[0]
-        values = {"series": s.label, "train_series": train_s.label, "below": len(below), "evals": len(pairs),
+        share = pairs.below / pairs.count
+        i_last, v_last, t_last = pairs.last_below or pairs.last
+        i_first, v_first, t_first = pairs.first
+        values = {"series": s.label, "train_series": train_s.label, "below": pairs.below, "evals": pairs.count,
                   "threshold": Ratio(th.eval_below_train_ratio), "last": v_last, "train_last": t_last,
                   "last_ratio": Ratio(v_last / t_last), "last_step": Step(s.steps[i_last]), "first": v_first,
                   "train_first": t_first, "first_ratio": Ratio(v_first / t_first),

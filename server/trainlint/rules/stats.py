@@ -10,7 +10,7 @@ series and is dropped whenever the series shrinks or is rewritten (``Series.trun
 from __future__ import annotations
 
 import math
-from bisect import insort
+from bisect import bisect_left, bisect_right, insort
 
 from ..model import Series
 from .base import median
@@ -20,13 +20,18 @@ class Stats:
     __slots__ = (
         "count_fin",
         "dups",
+        "fin_best",
         "fin_idx",
+        "fin_improved",
+        "fin_max",
+        "fin_rising",
         "fin_vals",
         "first_back",
         "last_seam",
         "levels",
         "m2",
         "mean",
+        "memo",
         "n",
         "negative",
         "nonfinite",
@@ -36,6 +41,10 @@ class Stats:
         "sorted_fin",
         "sorted_n",
         "top",
+        "wall_count",
+        "wall_first",
+        "wall_last",
+        "zeros",
     )
 
     def __init__(self) -> None:
@@ -57,6 +66,15 @@ class Stats:
         self.prev_of_back = 0
         self.seen: dict[float, int] = {}
         self.dups: list[tuple[int, int]] = []
+        self.fin_max = -math.inf            # the largest finite value
+        self.fin_rising = True              # every finite value above the one before it
+        self.fin_improved = 0               # finite values below the one before them
+        self.fin_best = -1                  # finite position of the first lowest value
+        self.zeros = 0                      # values exactly 0
+        self.wall_count = 0                 # points with a finite wall-clock time, the first and last of them
+        self.wall_first = -1
+        self.wall_last = -1
+        self.memo: dict[object, object] = {}  # the rules' own incremental state (windows, pairings)
 
 
 def stats(s: Series) -> Stats:
@@ -67,7 +85,7 @@ def stats(s: Series) -> Stats:
     n = len(s.values)
     if st.n == n:
         return st
-    values, steps = s.values, s.steps
+    values, steps, walls = s.values, s.steps, s.walls
     fin_idx, fin_vals, nonfinite, nonpos, seen, dups = (st.fin_idx, st.fin_vals, st.nonfinite, st.nonpos, st.seen,
                                                          st.dups)
     isfinite = math.isfinite
@@ -76,8 +94,18 @@ def stats(s: Series) -> Stats:
     for i in range(st.n, n):
         v = values[i]
         if isfinite(v):
-            if fin_idx and steps[i] < steps[fin_idx[-1]]:
-                st.last_seam = len(fin_idx)
+            if fin_idx:
+                prev = fin_vals[-1]
+                if steps[i] < steps[fin_idx[-1]]:
+                    st.last_seam = len(fin_idx)
+                if v <= prev:
+                    st.fin_rising = False
+                if v < prev:
+                    st.fin_improved += 1
+            if v > st.fin_max:
+                st.fin_max = v
+            if st.fin_best < 0 or v < fin_vals[st.fin_best]:
+                st.fin_best = len(fin_vals)
             fin_idx.append(i)
             fin_vals.append(v)
             count += 1
@@ -86,6 +114,13 @@ def stats(s: Series) -> Stats:
             m2 += d * (v - mean)
         else:
             nonfinite.append(i)
+        if v == 0:
+            st.zeros += 1
+        if isfinite(walls[i]):
+            if st.wall_first < 0:
+                st.wall_first = i
+            st.wall_last = i
+            st.wall_count += 1
         if v <= 0:
             nonpos.append(i)
             if v < 0:
@@ -146,6 +181,77 @@ def lowest_window(vals: list[float], w: int, start: int) -> tuple[float, tuple[i
         if level < best:
             best, a0, b0 = level, a, b
     return best, (a0, b0)
+
+
+class SortedWindow:
+    """``vals[a:b]`` kept sorted as (value, position) while both ends only move forward: each move costs the
+    points that entered and left (a binary search and a list insert or delete each), never the window."""
+
+    __slots__ = ("a", "b", "items")
+
+    def __init__(self) -> None:
+        self.a = self.b = 0
+        self.items: list[tuple[float, int]] = []
+
+    def move(self, vals: list[float], a: int, b: int) -> list[tuple[float, int]]:
+        if a < self.a or b < self.b or a >= self.b:
+            self.items = sorted((vals[j], j) for j in range(a, b))
+        else:
+            items = self.items
+            for j in range(self.a, a):
+                del items[bisect_left(items, (vals[j], j))]
+            for j in range(self.b, b):
+                insort(items, (vals[j], j))
+        self.a, self.b = a, b
+        return self.items
+
+    def upper_median(self) -> float:
+        """trainproof's median of the window: sorted[n // 2]."""
+        return self.items[len(self.items) // 2][0]
+
+
+def window(s: Series, name: str, a: int, b: int) -> SortedWindow:
+    """The sorted window of finite positions [a, b) of ``s`` that the caller calls ``name``."""
+    st = stats(s)
+    w = st.memo.get(name)
+    if not isinstance(w, SortedWindow):
+        w = st.memo[name] = SortedWindow()
+    w.move(st.fin_vals, a, b)
+    return w
+
+
+def monotone(s: Series) -> bool:
+    """The steps never go back (so points can be found by a binary search on them)."""
+    return stats(s).first_back is None
+
+
+def first_finite_at(s: Series, x: float) -> int | None:
+    """Finite position of the first finite point whose step is >= ``x`` (None when there is none)."""
+    st = stats(s)
+    steps = s.steps
+    if st.first_back is None:
+        j = bisect_left(st.fin_idx, x, key=steps.__getitem__)
+        return j if j < len(st.fin_idx) else None
+    return next((j for j, i in enumerate(st.fin_idx) if steps[i] >= x), None)
+
+
+def points_from(s: Series, x: float) -> int:
+    """How many points have a step >= ``x``. O(log n) on monotone steps."""
+    if stats(s).first_back is None:
+        return len(s.steps) - bisect_left(s.steps, x)
+    return sum(1 for y in s.steps if y >= x)
+
+
+def finite_from(s: Series, x: float, strictly: bool = False) -> int:
+    """How many finite points have a step >= ``x`` (> ``x`` when ``strictly``). O(log n) on monotone steps."""
+    st = stats(s)
+    steps = s.steps
+    if st.first_back is None:
+        find = bisect_right if strictly else bisect_left
+        return len(st.fin_idx) - find(st.fin_idx, x, key=steps.__getitem__)
+    if strictly:
+        return sum(1 for i in st.fin_idx if steps[i] > x)
+    return sum(1 for i in st.fin_idx if steps[i] >= x)
 
 
 def run_start(s: Series) -> int:

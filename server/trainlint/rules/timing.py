@@ -24,6 +24,7 @@ from .base import (
     too_few,
     upper_median,
 )
+from .stats import SortedWindow, stats, window
 
 TP_STEP_CLIFF = Rule("TP-STEP-CLIFF", Level.WARN, "step-time", "Recent steps are much slower than early ones")
 TP_LOADER_BOUND = Rule("TP-LOADER-BOUND", Level.WARN, "loader", "Data loading takes most of each step")
@@ -40,11 +41,12 @@ def check_step_cliff(ctx: Context) -> CheckResult:
         n = len(vals)
         if (skip := too_few(n, th.min_points_for_step_cliff, "finite step times")) is not None:
             return skip
-        early, recent_n = vals[: n // 2], max(1, n // 5)
-        e, r = upper_median(early), upper_median(vals[-recent_n:])
+        early_n, recent_n = n // 2, max(1, n // 5)
+        e = window(s, "step-cliff-early", 0, early_n).upper_median()
+        r = window(s, "step-cliff-recent", n - recent_n, n).upper_median()
         if e <= 0:
             return SkipReason(Skip.DEGENERATE, "the early median step time is not positive")
-        values = {"series": s.label, "recent": r, "recent_points": recent_n, "early": e, "early_points": len(early),
+        values = {"series": s.label, "recent": r, "recent_points": recent_n, "early": e, "early_points": early_n,
                   "ratio": Ratio(r / e), "threshold": th.step_time_cliff_ratio,
                   "from_step": Step(s.steps[idx[n - recent_n]])}
         res.measurements.append(Measurement("step-time", s.label, values, f"recent/early {r / e:.3g}"))
@@ -65,6 +67,50 @@ def check_step_cliff(ctx: Context) -> CheckResult:
     return per_series(ctx, Role.STEP_TIME, res, one, "step-time")
 
 
+class _LoaderShares:
+    """Loader time over step time at each step both were logged, followed as both series grow."""
+
+    def __init__(self, step_stats: object) -> None:
+        self.step_stats = step_stats   # the step-time series' cache these shares were made against
+        self.by_step: dict[float, float] = {}
+        self.max_step = -math.inf      # the largest step of a step-time point taken
+        self.step_n = 0                # step-time points taken
+        self.loader_n = 0              # loader points looked at
+        self.waiting: list[int] = []   # loader points whose step is past every step time taken so far
+        self.last = -1                 # the last loader point with a share
+        self.fractions: list[float] = []
+        self.sorted = SortedWindow()
+
+
+def loader_shares(ld: Series, st: Series) -> _LoaderShares:
+    """The shares of ``ld`` in ``st``, extended over the points added since the last judge; made again from
+    the start when a step time arrives for a step at or before one already taken (a duplicate, a restart)."""
+    memo = stats(ld).memo
+    key = ("loader", st.key)
+    sh = memo.get(key)
+    if not isinstance(sh, _LoaderShares) or sh.step_stats is not stats(st) or len(ld) < sh.loader_n:
+        sh = memo[key] = _LoaderShares(stats(st))
+    by_step = sh.by_step
+    for x, v in zip(st.steps[sh.step_n:], st.values[sh.step_n:], strict=True):
+        if x <= sh.max_step and sh.loader_n:
+            del memo[key]
+            return loader_shares(ld, st)
+        if math.isfinite(v) and v > 0:
+            by_step[x] = v
+        sh.max_step = max(sh.max_step, x)
+    sh.step_n = len(st)
+    todo, sh.waiting = sh.waiting + list(range(sh.loader_n, len(ld))), []
+    for i in todo:
+        x, v = ld.steps[i], ld.values[i]
+        if x > sh.max_step:
+            sh.waiting.append(i)
+        elif x in by_step and math.isfinite(v):
+            sh.fractions.append(v / by_step[x])
+            sh.last = max(sh.last, i)
+    sh.loader_n = len(ld)
+    return sh
+
+
 def check_loader(ctx: Context) -> CheckResult:
     res = CheckResult()
     loaders, _ = ctx.judged(Role.LOADER_TIME)
@@ -74,21 +120,20 @@ def check_loader(ctx: Context) -> CheckResult:
         res.skipped = SkipReason(Skip.NO_SERIES, "no loader-time and step-time series logged side by side")
         return res
     for ld, st in pairs:
-        by_step = {x: v for x, v in zip(st.steps, st.values, strict=True) if math.isfinite(v) and v > 0}
-        fr = [(i, v / by_step[x]) for i, (x, v) in enumerate(zip(ld.steps, ld.values, strict=True))
-              if x in by_step and math.isfinite(v)]
+        share = loader_shares(ld, st)
         label = f"{ld.label} / {st.label}"
-        if not fr:
+        if not share.fractions:
             res.coverage[label] = SkipReason(Skip.DEGENERATE, "no step with both times and a positive step time")
             continue
         res.coverage[label] = None
-        med = upper_median(f for _, f in fr)
-        values = {"loader": ld.label, "step": st.label, "percent": Ratio(100 * med), "points": len(fr),
+        share.sorted.move(share.fractions, 0, len(share.fractions))
+        med = share.sorted.upper_median()
+        values = {"loader": ld.label, "step": st.label, "percent": Ratio(100 * med), "points": len(share.fractions),
                   "threshold": Ratio(100 * ctx.th.loader_fraction_max)}
         res.measurements.append(Measurement("loader", label, values, f"median loader share {100 * med:.3g}%"))
         if med <= ctx.th.loader_fraction_max:
             continue
-        last = fr[-1][0]
+        last = share.last
         res.findings.append(Finding(
             TP_LOADER_BOUND.id, TP_LOADER_BOUND.level,
             "Most of each step is spent waiting for data: the accelerator idles. More loader workers, faster "
@@ -103,13 +148,12 @@ def check_loader(ctx: Context) -> CheckResult:
 def check_throughput(ctx: Context) -> CheckResult:
     res = CheckResult()
     train, _ = ctx.judged(Role.TRAIN_LOSS)
-    timed = [s for s in train if sum(1 for w in s.walls if math.isfinite(w)) >= 2]
+    timed = [s for s in train if stats(s).wall_count >= 2]
     if not timed:
         res.skipped = SkipReason(Skip.NO_SERIES, "no train-loss series with wall-clock times")
         return res
     s = max(timed, key=len)
-    idx = [i for i, w in enumerate(s.walls) if math.isfinite(w)]
-    a, b = idx[0], idx[-1]
+    a, b = stats(s).wall_first, stats(s).wall_last
     dt, ds = s.walls[b] - s.walls[a], s.steps[b] - s.steps[a]
     res.coverage[s.label] = None
     if dt <= 0 or ds <= 0:

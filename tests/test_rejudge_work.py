@@ -1,0 +1,193 @@
+"""Re-judging a growing log after one appended record costs the same whatever the log's length.
+
+The work is counted, not timed: every series array and every list of the rules' per-series cache is a
+counting subclass, and each element a check reads (by iteration, index or slice) is one point touched.
+A check that rescans the whole series on every judge touches ten times more points in a log ten times
+longer; one that follows the log in O(appended) touches about the same (a binary search adds a few).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from array import array
+from collections import Counter
+
+import pytest
+
+import trainlint.judge as judge_mod
+from trainlint.judge import judge_log
+from trainlint.model import Series
+from trainlint.readers import open_source
+from trainlint.rules import CHECKS
+from trainlint.rules import stats as stats_mod
+
+TOUCHED = Counter()
+
+
+class CountingArray(array):
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        for v in super().__iter__():
+            TOUCHED["points"] += 1
+            yield v
+
+    def __getitem__(self, i):  # type: ignore[no-untyped-def]
+        v = super().__getitem__(i)
+        TOUCHED["points"] += len(v) if isinstance(i, slice) else 1
+        return v
+
+
+class CountingList(list):
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        for v in super().__iter__():
+            TOUCHED["points"] += 1
+            yield v
+
+    def __getitem__(self, i):  # type: ignore[no-untyped-def]
+        v = super().__getitem__(i)
+        TOUCHED["points"] += len(v) if isinstance(i, slice) else 1
+        return v
+
+
+def counting(s: Series) -> None:
+    for name in ("steps", "values", "walls", "lines", "records", "offsets", "files"):
+        a = getattr(s, name)
+        setattr(s, name, CountingArray(a.typecode, a))
+
+
+@pytest.fixture
+def counted(monkeypatch):  # type: ignore[no-untyped-def]
+    """Series created from here on count their reads, and so do the rules' caches."""
+    real_init = Series.__init__
+
+    def init(self, *a, **kw):  # type: ignore[no-untyped-def]
+        real_init(self, *a, **kw)
+        counting(self)
+
+    monkeypatch.setattr(Series, "__init__", init)
+    real_stats_init = stats_mod.Stats.__init__
+
+    def stats_init(self):  # type: ignore[no-untyped-def]
+        real_stats_init(self)
+        for name in ("fin_idx", "fin_vals", "nonfinite", "nonpos"):
+            setattr(self, name, CountingList())
+
+    monkeypatch.setattr(stats_mod.Stats, "__init__", stats_init)
+    per_check: dict[str, int] = {}
+
+    def wrapped(c):  # type: ignore[no-untyped-def]
+        def run(ctx):  # type: ignore[no-untyped-def]
+            before = TOUCHED["points"]
+            out = c.run(ctx)
+            per_check[c.name] = per_check.get(c.name, 0) + TOUCHED["points"] - before
+            return out
+        return dataclasses.replace(c, run=run)
+
+    monkeypatch.setattr(judge_mod, "CHECKS", tuple(wrapped(c) for c in CHECKS))
+    return per_check
+
+
+def coqui_record(g: int) -> str:
+    v = 0.06 * math.exp(-g / 5e6) + 0.001 * math.sin(g)
+    return (f"\x1b[1m   --> TIME: 2026-02-11 01:08:{g % 60:02d} -- STEP: {g % 24940}/24940 -- GLOBAL_STEP: {g}\x1b[0m\n"
+            f"     | > loss_text_ce: {v / 3:.6f}  ({v / 3:.6f})\n     | > loss_mel_ce: {v * 80:.6f}  ({v * 80:.6f})\n"
+            f"     | > loss: {v:.6f}  ({v:.6f})\n     | > current_lr: 5e-06 \n"
+            f"     | > step_time: {0.05 + 0.001 * math.sin(g):.4f}  (0.05)\n"
+            f"     | > loader_time: {0.005 + 0.0001 * math.cos(g):.4f}  (0.004)\n\n\n")
+
+
+def jsonl_record(i: int) -> str:
+    return (f'{{"step": {i}, "loss": {2.0 * math.exp(-i / 3e4) + 0.01 * math.sin(i):.6f}, '
+            f'"lr": {min(1e-4, 1e-4 * i / 100):.3g}, "grad_norm": {1.0 + 0.1 * math.cos(i):.4f}, '
+            f'"eval_loss": {2.1 * math.exp(-i / 3e4) if i % 50 == 0 else "NaN"}, "time": {1.7e9 + i}}}\n')
+
+
+def hf_stdout_record(i: int) -> str:
+    loss = 2.0 * math.exp(-i / 3e4) + 0.01 * math.sin(i)
+    return (f"{{'loss': '{loss:.4g}', 'grad_norm': '{1 + 0.1 * math.cos(i):.4g}',"
+            f" 'learning_rate': '{min(1e-4, 1e-4 * i / 100):.3g}', 'epoch': '{i / 1000:.4g}'}}\n"
+            f" {i * 100 // 400_000:3d}%|#         | {i}/400000 [00:10<20:00, 9.9it/s]\r")
+
+
+GENERATORS = {"coqui": (coqui_record, 50, " > EPOCH: 0/1000\n > TRAINING (2026-02-11 01:08:02)\n\n"),
+              "jsonl": (jsonl_record, 1, ""), "text": (hf_stdout_record, 1, "")}
+
+
+def rejudge_work(tmp_path, fmt: str, n: int, per_check: dict[str, int]) -> dict[str, int]:
+    make, stride, head = GENERATORS[fmt]
+    p = tmp_path / f"{fmt}-{n}.log"
+    p.write_text(head + "".join(make(i * stride) for i in range(n)))
+    src = open_source(str(p), fmt)
+    src.update()
+    judge_log(src.log)
+    with open(p, "a") as f:
+        f.write(make(n * stride))
+    src.update()
+    per_check.clear()
+    judge_log(src.log)
+    return dict(per_check)
+
+
+@pytest.mark.parametrize("fmt", list(GENERATORS))
+def test_rejudge_after_one_record_touches_the_same_points_in_a_log_ten_times_longer(tmp_path, counted, fmt):
+    small = rejudge_work(tmp_path, fmt, 4_000, counted)
+    big = rejudge_work(tmp_path, fmt, 40_000, counted)
+    grew = {name: (small.get(name, 0), w) for name, w in big.items() if w > 1.05 * small.get(name, 0) + 64}
+    assert not grew, f"points touched by a re-judge, (4,000 records, 40,000 records): {grew}"
+
+
+def verdict(rep):  # type: ignore[no-untyped-def]
+    return ([(f.id, f.level, f.location.line, f.evidence.text) for f in rep.findings],
+            sorted((m.check, m.series, m.text) for m in rep.measurements))
+
+
+@pytest.mark.parametrize("src", [
+    "runs/xtts-prefix/trainer_0_log.txt",                 # Coqui: loader and step times
+    "runs/yolo-gallstone/results.csv",                    # held-out losses per epoch
+    "runs/llamafactory-nsllm/trainer_log.jsonl",
+    "live/hf-diverge/train.log", "live/trl-nan/train.log", "live/fp16-collapse/train.log",
+    "live/keras-diverge/train.log", "live/lightning-healthy/train.log",
+])
+def test_judging_as_the_log_grows_ends_as_a_cold_judge(tmp_path, src):
+    """The rules' incremental state (windows, pairings, counts) never drifts from what a cold judge finds."""
+    from conftest import FIXTURES
+    from trainlint.readers import read
+
+    path = FIXTURES / src
+    data = path.read_bytes()
+    dst = tmp_path / path.name
+    dst.write_bytes(b"")
+    fmt = read(str(path)).format
+    tail = open_source(str(dst), fmt)
+    for k in range(1, 12):
+        with open(dst, "ab") as f:
+            f.write(data[len(data) * (k - 1) // 11:len(data) * k // 11])
+        tail.update()
+        judge_log(tail.log)
+    cold = open_source(str(dst), fmt)
+    cold.update()
+    assert verdict(judge_log(tail.log)) == verdict(judge_log(cold.log))
+
+
+def test_values_of_one_step_split_over_lines_are_paired_as_a_cold_judge_pairs_them(tmp_path):
+    """Loader time before its step time, and an evaluation before the train loss of its step, each on its
+    own line: judged after every line, the pairing ends as a cold judge's."""
+    lines = []
+    for i in range(1, 121):
+        lines.append(f'{{"iteration": {i}, "data_time": {0.8 + 0.01 * math.sin(i):.4f}}}\n')
+        if i % 10 == 0:
+            lines.append(f'{{"iteration": {i}, "eval_loss": {0.2 / (1 + i / 50):.4f}}}\n')
+        lines.append(f'{{"iteration": {i}, "time": {1.0 + 0.01 * math.cos(i):.4f}, "loss": {2 / (1 + i / 50):.4f}}}\n')
+    dst = tmp_path / "metrics.json"
+    dst.write_text("")
+    tail = open_source(str(dst), "jsonl")
+    for line in lines:
+        with open(dst, "a") as f:
+            f.write(line)
+        tail.update()
+        judge_log(tail.log)
+    cold = open_source(str(dst), "jsonl")
+    cold.update()
+    warm_rep, cold_rep = judge_log(tail.log), judge_log(cold.log)
+    assert {f.id for f in cold_rep.findings} >= {"TP-LOADER-BOUND", "TL-EVAL-BELOW-TRAIN"}
+    assert verdict(warm_rep) == verdict(cold_rep)
