@@ -85,23 +85,43 @@ async def latency(appends: int, debounce_ms: int) -> list[float]:
     return out
 
 
-async def memory(runs: int) -> tuple[float, float]:
+def corpus_runs(corpus: Path) -> list[Path]:
+    """Every log of the corpus that trainlint judges, each to become a run folder of its own."""
+    skip = {"MANIFEST.md", "README.md"}
+    return sorted(p for p in corpus.rglob("*") if p.is_file() and p.name not in skip and "trainproof" not in p.parts
+                  and p.stat().st_size < 64 << 20)
+
+
+async def memory(runs: int, corpus: Path) -> tuple[float, float, int]:
+    """Server RSS once a workspace of ``runs`` run folders is judged: each a real corpus log (cycled), else
+    the fixtures' runs. Returns (MB, seconds to judge them all, logs with diagnostics)."""
     tmp = Path(tempfile.mkdtemp())
-    src = [ROOT / "fixtures" / "runs" / n for n in ("gallery-healthy", "gallery-lr_hot", "keras-brats",
-                                                    "detectron2-maskrcnn", "llamafactory-nsllm")]
+    src = corpus_runs(corpus) if corpus.exists() else []
+    fixtures = [ROOT / "fixtures" / "runs" / n for n in ("gallery-healthy", "gallery-lr_hot", "keras-brats",
+                                                         "detectron2-maskrcnn", "llamafactory-nsllm")]
     for i in range(runs):
-        shutil.copytree(src[i % len(src)], tmp / f"run{i:03d}")
+        d = tmp / f"run{i:04d}"
+        if src:
+            d.mkdir()
+            shutil.copy2(src[i % len(src)], d / src[i % len(src)].name)  # its mtime: a run that stopped
+        else:
+            shutil.copytree(fixtures[i % len(fixtures)], d)
     t0 = time.perf_counter()
     client = await start(tmp)
-    expected = sum(1 for p in tmp.rglob("*") if p.is_file())
-    deadline = time.monotonic() + 120
-    while len(client.diagnostics) < expected * 0.9 and time.monotonic() < deadline:
+    deadline = time.monotonic() + 600
+    last, quiet_since = -1, time.monotonic()
+    while time.monotonic() < deadline:  # judged when no new file gets diagnostics for 3 s
+        n = len(client.diagnostics)
+        if n != last:
+            last, quiet_since = n, time.monotonic()
+        elif time.monotonic() - quiet_since > 3:
+            break
         await asyncio.sleep(0.05)
-    took = time.perf_counter() - t0
+    took = quiet_since - t0
     mb = rss_mb(server_pid(client))
     await stop(client)
     shutil.rmtree(tmp)
-    return mb, took
+    return mb, took, last
 
 
 async def first_diagnostics(corpus: Path) -> float | None:
@@ -119,15 +139,23 @@ async def first_diagnostics(corpus: Path) -> float | None:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--appends", type=int, default=20)
-    ap.add_argument("--runs", type=int, default=200)
+    ap.add_argument("--only-memory", action="store_true")
+    ap.add_argument("--runs", type=int, nargs="+", default=[200, 2000])
     ap.add_argument("--debounce-ms", type=int, default=150)
     ap.add_argument("--corpus", default=str(ROOT.parent / "shared" / "corpus"))
     a = ap.parse_args()
+    if a.only_memory:
+        for runs in a.runs:
+            mb, took, n = asyncio.run(memory(runs, Path(a.corpus)))
+            print(f"workspace of {runs} runs: server RSS {mb:.0f} MB ({took:.1f} s, {n} files with diagnostics)")
+        return
     lat = asyncio.run(latency(a.appends, a.debounce_ms))
     print(f"append -> diagnostics (debounce {a.debounce_ms} ms, {len(lat)} appends): median "
           f"{statistics.median(lat):.0f} ms, p90 {sorted(lat)[int(0.9 * len(lat)) - 1]:.0f} ms, max {max(lat):.0f} ms")
-    mb, took = asyncio.run(memory(a.runs))
-    print(f"workspace of {a.runs} runs: server RSS {mb:.0f} MB after judging them all ({took:.1f} s)")
+    for runs in a.runs:
+        mb, took, n = asyncio.run(memory(runs, Path(a.corpus)))
+        print(f"workspace of {runs} runs: server RSS {mb:.0f} MB after judging them all ({took:.1f} s, "
+              f"{n} files with diagnostics)")
     fd = asyncio.run(first_diagnostics(Path(a.corpus)))
     print("server start -> first diagnostics on the corpus: "
           + (f"{fd:.2f} s" if fd is not None else "corpus not found"))

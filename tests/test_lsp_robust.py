@@ -421,3 +421,36 @@ async def test_an_unreadable_folder_never_stops_the_watcher():
     finally:
         os.chmod(base / "ws" / "secret", 0o755) if (base / "ws" / "secret").exists() else None
         shutil.rmtree(base)
+
+
+def _rss_mb(pid: int) -> float:
+    with open(f"/proc/{pid}/status") as f:
+        return next(int(line.split()[1]) / 1024 for line in f if line.startswith("VmRSS:"))
+
+
+async def test_stopped_runs_nobody_opens_keep_their_findings_not_their_points(tmp_path):
+    """2,000 closed runs held every decoded point (1.4 GB). A stopped run's points are released once it is
+    judged; its diagnostics stay, and a hover or an append reads it again."""
+    ws = tmp_path / "ws"
+    old = time.time() - 3 * 86400
+    for r in range(12):
+        log = ws / f"run{r:02d}" / "metrics.jsonl"
+        log.parent.mkdir(parents=True)
+        log.write_text("".join(f'{{"step": {i}, "loss": {2.0 / (1 + i / 1e4):.6f}, "lr": 0.001, '
+                               f'"grad_norm": {1 + (i % 7) / 10}}}\n' for i in range(50_000)))
+        os.utime(log, (old, old))
+    client = await start(ws)
+    try:
+        uris = [(ws / f"run{r:02d}" / "metrics.jsonl").as_uri() for r in range(12)]
+        await until(lambda: all(u in client.diagnostics for u in uris), timeout=120, what="every run judged")
+        # kept, 12 runs x 150,000 points are ~250 MB of arrays and caches; released, what the server itself needs
+        assert _rss_mb(client._server.pid) < 150  # type: ignore[attr-defined]
+        h = await hover(client, uris[3], 49_999)
+        assert h is not None and "point 50000 of 50000" in h.contents.value  # read again for the hover
+        log = ws / "run03" / "metrics.jsonl"
+        with log.open("a") as f:
+            f.write('{"step": 50000, "loss": NaN}\n')
+        await until(lambda: any(str(d.code) == "TP-NAN" and d.range.start.line == 50_000
+                                for d in client.diagnostics.get(uris[3], [])), what="the append judged")
+    finally:
+        await stop(client)

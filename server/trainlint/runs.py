@@ -132,6 +132,9 @@ class Companions:
         steps = [max(s.steps) for s in lg.series.values() if len(s)]
         return max(steps) if steps else None
 
+    def forget(self, path: str) -> None:
+        self._sources.pop(path, None)
+
     def log_of(self, path: str) -> LogFile | None:
         src = self._sources.get(path)
         return src.log if src is not None else None

@@ -65,6 +65,13 @@ class Views:
         self._cache: dict[str, tuple[int, EventsView]] = {}
         self._lock = threading.Lock()
 
+    def forget(self, tr: Tracked) -> None:
+        """Drop the views of a log's members (its points are being released)."""
+        members = tr.log.members if tr.log is not None and tr.log.members else [tr.path]
+        with self._lock:
+            for m in members:
+                self._cache.pop(m, None)
+
     def get(self, tr: Tracked, member: str, fresh: bool = True) -> EventsView | None:
         hit = self._cache.get(member)
         if hit is not None and (hit[0] == tr.generation or not fresh):

@@ -15,6 +15,7 @@ import logging
 import os
 import sys
 import threading
+import time
 import traceback
 import uuid
 from collections.abc import Awaitable, Callable
@@ -119,8 +120,9 @@ class TrainlintServer(LanguageServer):
                 self.text_document_publish_diagnostics(t.PublishDiagnosticsParams(uri, []))
         tr.published = set()
 
-    async def judge(self, path: str) -> None:
-        """Re-read (from where it was left) and re-judge one tracked log, then publish."""
+    async def judge(self, path: str, keep: bool = False) -> None:
+        """Re-read (from where it was left) and re-judge one tracked log, then publish; then release its points
+        if nobody is watching it (unless ``keep``: a request is about to show them)."""
         tr = self.ws.tracked.get(path)
         if tr is None:
             return
@@ -134,6 +136,35 @@ class TrainlintServer(LanguageServer):
             # Built in the worker: an event file's view grows there, never on the event loop.
             self.publish(tr, await self.in_worker(dg.build, tr, self.settings, self.views, self.encoding))
         self._recheck_when_quiet(tr)
+        if not keep:
+            self._release_if_idle(tr)
+
+    def is_open(self, tr: Tracked) -> bool:
+        """A file of this log is open in the editor (the log itself, a member, or its text view)."""
+        prefix = tr.path.rstrip(os.sep) + os.sep
+        return any(p == tr.path or p.startswith(prefix) for p in self.open_paths)
+
+    def _release_if_idle(self, tr: Tracked) -> None:
+        """A stopped log nobody has open keeps only its report (rebuilt on demand): 2,000 closed runs must not
+        hold every point they ever logged."""
+        lg = tr.log
+        if lg is None or tr.report is None or self.is_open(tr):
+            return
+        window = self.ws.config_for(tr.path).thresholds.running_if_written_within_s
+        try:
+            written = max(os.stat(p).st_mtime for p in (lg.members or [tr.path]))
+        except (OSError, ValueError):
+            return
+        if time.time() - written < window:
+            return  # still being written: read from where it was left, not from the start
+        self.views.forget(tr)
+        self.ws.release(tr.path)
+
+    async def points_of(self, tr: Tracked) -> None:
+        """A released log's points, read again (and its diagnostics published, should the bytes have changed)
+        before a request that shows them."""
+        if tr.source is None and tr.report is not None and tr.format != "dataset":
+            await self.judge(tr.path, keep=True)
 
     def _recheck_when_quiet(self, tr: Tracked) -> None:
         """A log reported as running becomes 'stopped' when it stays quiet: look again then."""
@@ -422,6 +453,9 @@ def _path(uri: str) -> str | None:
 async def on_open(ls: TrainlintServer, params: t.DidOpenTextDocumentParams) -> None:
     path = _path(params.text_document.uri)
     if path is None:
+        member = dg.member_of(params.text_document.uri)
+        if member is not None:  # an event file's text view: its points stay read while it is shown
+            ls.open_paths.add(member)
         return
     ls.open_paths.add(path)
     tr = ls.ws.by_file(path) or await ls.in_worker(ls.ws.track, path)
@@ -432,7 +466,7 @@ async def on_open(ls: TrainlintServer, params: t.DidOpenTextDocumentParams) -> N
 
 @server.feature(t.TEXT_DOCUMENT_DID_CLOSE)
 def on_close(ls: TrainlintServer, params: t.DidCloseTextDocumentParams) -> None:
-    path = _path(params.text_document.uri)
+    path = _path(params.text_document.uri) or dg.member_of(params.text_document.uri)
     if path is None:
         return
     ls.open_paths.discard(path)
@@ -466,9 +500,12 @@ def _tracked_for(ls: TrainlintServer, uri: str) -> tuple[Tracked | None, str | N
 
 
 @server.feature(t.TEXT_DOCUMENT_HOVER)
-def on_hover(ls: TrainlintServer, params: t.HoverParams) -> t.Hover | None:
+async def on_hover(ls: TrainlintServer, params: t.HoverParams) -> t.Hover | None:
     tr, member = _tracked_for(ls, params.text_document.uri)
     if tr is None or tr.report is None:
+        return None
+    await ls.points_of(tr)
+    if tr.report is None:
         return None
     line = params.position.line + 1
     lg = tr.log
@@ -498,21 +535,29 @@ def _hover(md: str) -> t.Hover:
 
 
 @server.feature(t.TEXT_DOCUMENT_CODE_LENS)
-def on_code_lens(ls: TrainlintServer, params: t.CodeLensParams) -> list[t.CodeLens]:
+async def on_code_lens(ls: TrainlintServer, params: t.CodeLensParams) -> list[t.CodeLens]:
     tr, _ = _tracked_for(ls, params.text_document.uri)
-    return code_lenses(tr) if tr is not None else []
+    if tr is None:
+        return []
+    await ls.points_of(tr)
+    return code_lenses(tr)
 
 
 @server.feature(t.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
-def on_symbols(ls: TrainlintServer, params: t.DocumentSymbolParams) -> list[t.DocumentSymbol]:
+async def on_symbols(ls: TrainlintServer, params: t.DocumentSymbolParams) -> list[t.DocumentSymbol]:
     tr, member = _tracked_for(ls, params.text_document.uri)
-    return symbols(tr) if tr is not None and member is None else []
+    if tr is None or member is not None:
+        return []
+    await ls.points_of(tr)
+    return symbols(tr)
 
 
-def on_pull(ls: TrainlintServer, params: t.DocumentDiagnosticParams) -> t.RelatedFullDocumentDiagnosticReport:
+async def on_pull(ls: TrainlintServer,
+                  params: t.DocumentDiagnosticParams) -> t.RelatedFullDocumentDiagnosticReport:
     tr, _ = _tracked_for(ls, params.text_document.uri)
     items: list[t.Diagnostic] = []
     if tr is not None:
+        await ls.points_of(tr)
         items = dg.build(tr, ls.settings, ls.views, ls.encoding).get(params.text_document.uri, [])
     return t.RelatedFullDocumentDiagnosticReport(items=items)
 
@@ -531,6 +576,7 @@ async def on_render_events(ls: TrainlintServer, params: Any) -> dict[str, Any]:
     if tr is None or tr.format not in BINARY_FORMATS:
         raise ValueError(f"not a TensorBoard event file or an MLflow SQLite store: {uri}")
     await ls.judge(tr.path)
+    await ls.points_of(tr)
     if tr.log is None:
         raise ValueError(f"cannot read {member}: {tr.report.error if tr.report else 'unknown error'}")
     log = tr.log

@@ -215,6 +215,20 @@ class Workspace:
         t.generation += 1
         return True
 
+    def release(self, path: str) -> None:
+        """Drop what a stopped log keeps for judging it again (its reader and every decoded point, its
+        companions' readers); its report stays for diagnostics. The next change, or a request that needs the
+        points (hover, a pull), reads it again: memory for the runs nobody is watching is their findings."""
+        t = self.tracked.get(path)
+        if t is None or t.source is None or t.format == "dataset":
+            return
+        t.source = None
+        if t.report is not None:
+            t.report.log = None
+        t._ordered.clear()
+        for companion in [*t.facts.get("snapshots", []), *t.facts.get("event_dirs", [])]:
+            self.companions.forget(companion)
+
     def _refresh_dataset(self, t: Tracked, cfg: Config) -> bool:
         """Lint a dataset again when it changed (a whole streamed pass: a dataset is rewritten, not appended to).
         An evaluation file is linted with the training files of its folder, for leakage."""
