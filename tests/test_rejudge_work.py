@@ -67,9 +67,9 @@ def counted(monkeypatch):  # type: ignore[no-untyped-def]
     monkeypatch.setattr(Series, "__init__", init)
     real_stats_init = stats_mod.Stats.__init__
 
-    def stats_init(self):  # type: ignore[no-untyped-def]
-        real_stats_init(self)
-        for name in ("fin_idx", "fin_vals", "nonfinite", "nonpos"):
+    def stats_init(self, values=None):  # type: ignore[no-untyped-def]
+        real_stats_init(self, values)  # the finite points are the counting arrays, or copies of their type
+        for name in ("nonfinite", "nonpos"):
             setattr(self, name, CountingList())
 
     monkeypatch.setattr(stats_mod.Stats, "__init__", stats_init)

@@ -109,7 +109,7 @@ def _wall(w: float) -> str:
 
 
 def _row(s: Series, i: int, rec: int) -> str:
-    return f"{fmt_step(s.steps[i])}\t{s.name}\t{s.values[i]!r}\t{_wall(s.walls[i])}\t{rec}"
+    return f"{fmt_step(s.steps[i])}\t{s.name}\t{s.values[i]!r}\t{_wall(s.wall(i))}\t{rec}"
 
 
 def render(log: LogFile, member: str | None = None) -> EventsView:

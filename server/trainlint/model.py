@@ -159,7 +159,8 @@ class Series:
                record: int = -1, offset: int = -1, file: int = 0) -> None:
         self.steps.append(step)
         self.values.append(value)
-        self.walls.append(wall)
+        if wall == wall or self.walls:  # wall-clock times are kept from the first one logged (else none)
+            self._walls_to(len(self.values) - 1).append(wall)
         self.lines.append(line)
         if record >= 0 or self.records:
             self.records.append(record)
@@ -168,10 +169,21 @@ class Series:
 
     def extend(self, steps: list[float], values: list[float], lines: list[int], walls: list[float]) -> None:
         """Many points at once (text formats only: no records)."""
+        n = len(self.values)
         self.steps.extend(steps)
         self.values.extend(values)
-        self.walls.extend(walls)
+        if self.walls or any(w == w for w in walls):
+            self._walls_to(n).extend(walls)
         self.lines.extend(lines)
+
+    def _walls_to(self, n: int) -> array:
+        """The wall-clock array, filled with NaN up to ``n`` points (it starts empty: most logs have none)."""
+        if len(self.walls) < n:
+            self.walls.extend([math.nan] * (n - len(self.walls)))
+        return self.walls
+
+    def wall(self, i: int) -> float:
+        return self.walls[i] if i < len(self.walls) else math.nan
 
     def truncate(self, n: int) -> None:
         if n < len(self.values):

@@ -8,7 +8,6 @@ place cannot decide it; a window of 1 reproduces trainproof's last-point-versus-
 from __future__ import annotations
 
 import math
-from bisect import bisect_right
 
 from ..model import Role, Series
 from ..output.values import fmt_step, fmt_value
@@ -34,7 +33,7 @@ from .base import (
     too_few,
     upper_median,
 )
-from .stats import lowest_level, lowest_window, run_start, sorted_finite, stats
+from .stats import lowest_level, lowest_window, run_start, stats
 
 TP_ZERO_LOSS = Rule("TP-ZERO-LOSS", Level.FAIL, "zero-loss", "Every loss value is exactly zero")
 TP_ZERO_LOSS_ONSET = Rule("TP-ZERO-LOSS-ONSET", Level.FAIL, "zero-loss", "The loss ends in a run of exact zeros")
@@ -140,12 +139,11 @@ def check_divergence(ctx: Context) -> CheckResult:
         idx, vals = finite(s)
         if (skip := too_few(len(vals), th.min_points_for_trend)) is not None:
             return skip
-        ordered = sorted_finite(s)
-        first_nonzero = bisect_right(ordered, 0.0)
-        if ordered[0] < 0 or first_nonzero >= len(ordered):
+        st = stats(s)
+        if st.fin_min < 0 or st.fin_min_positive == math.inf:
             return SkipReason(Skip.DEGENERATE, "the loss takes non-positive values, so a ratio to its minimum is "
                               "meaningless")
-        min_nonzero = ordered[first_nonzero]
+        min_nonzero = st.fin_min_positive
         raw_ratio = vals[-1] / min_nonzero
         w = th.window_for(len(vals))
         # A run appended to the same log (the step counter went back) is judged from its seam on.

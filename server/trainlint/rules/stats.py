@@ -10,22 +10,31 @@ series and is dropped whenever the series shrinks or is rewritten (``Series.trun
 from __future__ import annotations
 
 import math
+from array import array
 from bisect import bisect_left, bisect_right, insort
+from collections.abc import Sequence
 
 from ..model import Series
 from .base import median
 
 
 class Stats:
+    """What the rules measure of one series, extended as it grows. Memory is what a 1 GB log decides: while
+    every value is finite the finite points are the series itself (no copy), steps are remembered for
+    duplicate detection only once the step counter has gone back, and values are kept in arrays."""
+
     __slots__ = (
+        "_fin_idx",
+        "_fin_vals",
+        "_values",
         "count_fin",
         "dups",
         "fin_best",
-        "fin_idx",
         "fin_improved",
         "fin_max",
+        "fin_min",
+        "fin_min_positive",
         "fin_rising",
-        "fin_vals",
         "first_back",
         "last_seam",
         "levels",
@@ -38,8 +47,6 @@ class Stats:
         "nonpos",
         "prev_of_back",
         "seen",
-        "sorted_fin",
-        "sorted_n",
         "top",
         "wall_count",
         "wall_first",
@@ -47,26 +54,27 @@ class Stats:
         "zeros",
     )
 
-    def __init__(self) -> None:
+    def __init__(self, values: array | None = None) -> None:
         self.n = 0                          # points processed
-        self.fin_idx: list[int] = []
-        self.fin_vals: list[float] = []
+        self._values = values if values is not None else array("d")
+        self._fin_idx: array | None = None  # None: every point so far is finite (positions are the indices)
+        self._fin_vals: array | None = None
         self.nonfinite: list[int] = []
         self.count_fin = 0
         self.mean = 0.0                     # Welford running moments of the finite values
         self.m2 = 0.0
         self.nonpos: list[int] = []         # indices of values <= 0 (learning rates)
         self.negative = 0
-        self.sorted_fin: list[float] | None = None
-        self.sorted_n = 0
         self.levels: dict[int, tuple[float, int, int, int]] = {}  # w -> (level, a, b, next_b)
         self.top = -1                       # index of the largest step so far
         self.first_back: int | None = None
         self.last_seam = 0                  # finite position where the last run in the log begins
         self.prev_of_back = 0
-        self.seen: dict[float, int] = {}
+        self.seen: dict[float, int] | None = None  # step -> its latest index, once steps have gone back
         self.dups: list[tuple[int, int]] = []
-        self.fin_max = -math.inf            # the largest finite value
+        self.fin_max = -math.inf            # the largest finite value, the smallest, the smallest above 0
+        self.fin_min = math.inf
+        self.fin_min_positive = math.inf
         self.fin_rising = True              # every finite value above the one before it
         self.fin_improved = 0               # finite values below the one before them
         self.fin_best = -1                  # finite position of the first lowest value
@@ -76,47 +84,66 @@ class Stats:
         self.wall_last = -1
         self.memo: dict[object, object] = {}  # the rules' own incremental state (windows, pairings)
 
+    @property
+    def fin_idx(self) -> Sequence[int]:
+        """Index of each finite point (shared: do not modify)."""
+        return self._fin_idx if self._fin_idx is not None else range(self.count_fin)
+
+    @property
+    def fin_vals(self) -> Sequence[float]:
+        """Value of each finite point (shared: do not modify)."""
+        return self._fin_vals if self._fin_vals is not None else self._values
+
 
 def stats(s: Series) -> Stats:
     """The up-to-date cache of ``s`` (extended over the points added since the last call)."""
     st = s.__dict__.get("_stats")
-    if st is None:
-        st = s.__dict__["_stats"] = Stats()
+    if st is None or st._values is not s.values:
+        st = s.__dict__["_stats"] = Stats(s.values)
     n = len(s.values)
     if st.n == n:
         return st
     values, steps, walls = s.values, s.steps, s.walls
-    fin_idx, fin_vals, nonfinite, nonpos, seen, dups = (st.fin_idx, st.fin_vals, st.nonfinite, st.nonpos, st.seen,
-                                                         st.dups)
+    has_walls = len(walls) == n
+    nonfinite, nonpos, dups = st.nonfinite, st.nonpos, st.dups
     isfinite = math.isfinite
     count, mean, m2 = st.count_fin, st.mean, st.m2
     top = st.top
     for i in range(st.n, n):
         v = values[i]
         if isfinite(v):
-            if fin_idx:
-                prev = fin_vals[-1]
-                if steps[i] < steps[fin_idx[-1]]:
-                    st.last_seam = len(fin_idx)
+            if count:
+                if st._fin_idx is None:
+                    prev, prev_i = values[i - 1], i - 1
+                else:
+                    prev, prev_i = st._fin_vals[-1], st._fin_idx[-1]  # type: ignore[index]
+                if steps[i] < steps[prev_i]:
+                    st.last_seam = count
                 if v <= prev:
                     st.fin_rising = False
                 if v < prev:
                     st.fin_improved += 1
             if v > st.fin_max:
                 st.fin_max = v
-            if st.fin_best < 0 or v < fin_vals[st.fin_best]:
-                st.fin_best = len(fin_vals)
-            fin_idx.append(i)
-            fin_vals.append(v)
+            if v < st.fin_min:
+                st.fin_min, st.fin_best = v, count
+            if 0 < v < st.fin_min_positive:
+                st.fin_min_positive = v
+            if st._fin_idx is not None:
+                st._fin_idx.append(i)
+                st._fin_vals.append(v)  # type: ignore[union-attr]
             count += 1
             d = v - mean
             mean += d / count
             m2 += d * (v - mean)
         else:
+            if st._fin_idx is None:  # the first non-finite value: the finite points are no longer the series
+                st._fin_idx = type(s.lines)("q", range(i))
+                st._fin_vals = type(values)("d", values[:i])
             nonfinite.append(i)
         if v == 0:
             st.zeros += 1
-        if isfinite(walls[i]):
+        if has_walls and isfinite(walls[i]):
             if st.wall_first < 0:
                 st.wall_first = i
             st.wall_last = i
@@ -128,32 +155,26 @@ def stats(s: Series) -> Stats:
         x = steps[i]
         if top >= 0 and st.first_back is None and x < steps[top]:  # a seam: the step counter went back
             st.first_back, st.prev_of_back = i, top
+            st.seen = {}
+            for j in range(i):  # the latest index of each step so far
+                st.seen[steps[j]] = j
         if top < 0 or x > steps[top]:
             top = i
-        j = seen.get(x)
+        if st.seen is None:  # steps never went back: an equal step can only be the one just before
+            j = i - 1 if i and steps[i - 1] == x else None
+        else:
+            j = st.seen.get(x)
+            st.seen[x] = i
         if j is not None and not (v == values[j] or (v != v and values[j] != values[j])):
             dups.append((j, i))
-        seen[x] = i
     st.count_fin, st.mean, st.m2, st.top, st.n = count, mean, m2, top, n
     return st
 
 
-def finite(s: Series) -> tuple[list[int], list[float]]:
+def finite(s: Series) -> tuple[Sequence[int], Sequence[float]]:
+    """Indices and values of the finite points (shared, incrementally kept: do not modify)."""
     st = stats(s)
     return st.fin_idx, st.fin_vals
-
-
-def sorted_finite(s: Series) -> list[float]:
-    """The finite values in order (for medians of the whole series), kept sorted as points arrive."""
-    st = stats(s)
-    new = st.fin_vals[st.sorted_n:]
-    if st.sorted_fin is None or len(new) > max(64, len(st.fin_vals) // 8):
-        st.sorted_fin = sorted(st.fin_vals)
-    else:
-        for v in new:
-            insort(st.sorted_fin, v)
-    st.sorted_n = len(st.fin_vals)
-    return st.sorted_fin
 
 
 def lowest_level(s: Series, w: int) -> tuple[float, tuple[int, int]]:
