@@ -179,3 +179,18 @@ def test_points_at_a_line_keep_no_index_of_every_line(tmp_path):
     assert (s.name, i, s.values[i]) == ("loss", 200_000, 0.5)
     assert [(p[0].name, p[1]) for p in tr.points_at(17)] == [("loss", 16)]
     assert peak < 100_000, peak  # bytes: a few objects, not a map of 200,000 lines
+
+
+@pytest.mark.parametrize("src", [XTTS_PREFIX, RUNS / "llamafactory-nsllm" / "trainer_log.jsonl"])
+def test_reading_a_budget_at_a_time_ends_as_one_read(src):
+    """A large log is read a budget at a time (the server's other work runs in between); the pieces end as
+    one read, and until then the source says how much is left."""
+    tail = open_source(str(src), read(str(src)).format)
+    rounds = 0
+    tail.update(budget=2000)
+    while tail.behind:
+        assert 0 < tail.progress() < 1
+        rounds += 1
+        tail.update(budget=2000)
+    assert rounds > 5 and tail.progress() is None
+    assert snapshot(tail.log) == snapshot(read(str(src)))

@@ -454,3 +454,49 @@ async def test_stopped_runs_nobody_opens_keep_their_findings_not_their_points(tm
                                 for d in client.diagnostics.get(uris[3], [])), what="the append judged")
     finally:
         await stop(client)
+
+
+def _coqui_log(path: Path, records: int) -> None:
+    block = ("\x1b[1m   --> TIME: 2026-02-11 01:08:{s:02d} -- STEP: {a}/24940 -- GLOBAL_STEP: {g}\x1b[0m\n"
+             "     | > loss_text_ce: {v1:.6f}  ({v1:.6f})\n     | > loss_mel_ce: {v2:.6f}  ({v2:.6f})\n"
+             "     | > loss: {v3:.6f}  ({v3:.6f})\n     | > current_lr: 5e-06 \n"
+             "     | > step_time: 0.0509  (0.05133280754089355)\n"
+             "     | > loader_time: 0.0051  (0.004459586143493652)\n\n\n")
+    with path.open("w") as f:
+        f.write(" > EPOCH: 0/1000\n > TRAINING (2026-02-11 01:08:02)\n\n")
+        for k in range(records):
+            v = 0.06 / (1 + k / 1e5)
+            f.write(block.format(s=k % 60, a=k % 24940, g=k * 50, v1=v / 3, v2=v * 80, v3=v))
+
+
+async def test_a_large_log_is_read_a_budget_at_a_time_after_the_small_runs_with_progress(tmp_path):
+    """A 1 GB log held every other run back (157 s) with no progress. The scan judges small logs first; a
+    large one is read 16 MB at a time, with a work-done progress in percent, and an append to a small log
+    made meanwhile is judged before the large one is done."""
+    ws = tmp_path / "ws"
+    (ws / "big").mkdir(parents=True)
+    big = ws / "big" / "trainer_0_log.txt"
+    _coqui_log(big, 150_000)  # 57 MB: four budgets
+    shutil.copytree(RUNS / "gallery-lr_hot", ws / "z-small")  # walked after big/
+    old = time.time() - 3 * 86400
+    for p in [big, *(ws / "z-small").rglob("*")]:
+        os.utime(p, (old, old))
+    client = await start(ws)
+    try:
+        small = (ws / "z-small" / "trainer_state.json").as_uri()
+        await until(lambda: small in client.diagnostics, timeout=60, what="the small run judged")
+        assert big.as_uri() not in client.diagnostics  # named first by the directory walk, judged last
+        late = ws / "z-small" / "metrics.jsonl"
+        late.write_text("".join(f'{{"step": {i}, "loss": NaN}}\n' for i in range(5)))
+        await until(lambda: late.as_uri() in client.diagnostics, timeout=60, what="the new small log judged")
+        still_reading = big.as_uri() not in client.diagnostics
+        await until(lambda: big.as_uri() in client.diagnostics, timeout=120, what="the large log judged")
+        assert still_reading, "the small log waited for the large one"
+        reading = [reports for reports in client.progress_reports.values()
+                   if reports and getattr(reports[0], "title", "") == "trainlint: reading trainer_0_log.txt"]
+        assert len(reading) == 1
+        pcts = [r.percentage for r in reading[0][1:] if isinstance(r, t.WorkDoneProgressReport)]
+        assert len(pcts) >= 2 and pcts == sorted(pcts) and 0 < pcts[0] < pcts[-1] < 100
+        assert isinstance(reading[0][-1], t.WorkDoneProgressEnd)
+    finally:
+        await stop(client)

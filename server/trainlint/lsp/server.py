@@ -43,6 +43,7 @@ RENDER_EVENTS = "trainlint/renderEvents"
 IS_LOG = "trainlint/isLog"
 RESCAN = "trainlint.rescan"
 MAX_WATCHED = 8192  # folders watched (inotify's max_user_watches is 8192 on older kernels)
+READ_BUDGET = 16 << 20  # bytes of a log read at a time before queued work gets its turn
 WATCH_GLOBS = ("**/trainer_state.json", "**/trainer_*_log.txt", "**/events.out.tfevents.*", "**/*.csv",
                "**/*.jsonl", "**/*.log", "**/metrics.json", "**/scalars.json", "**/log.txt", "**/.trainlint.yaml")
 
@@ -127,7 +128,15 @@ class TrainlintServer(LanguageServer):
         if tr is None:
             return
         try:
-            changed = await self.in_worker(self.ws.refresh, path)
+            changed = await self.in_worker(self.ws.refresh, path, READ_BUDGET)
+            progress = None
+            while tr.source is not None and tr.source.behind:  # a large log, read a budget at a time
+                progress = progress or await self.progress_begin(f"trainlint: reading {os.path.basename(path)}")
+                self.progress_report(progress, tr.source.progress())
+                await asyncio.sleep(0)  # what was queued meanwhile (other logs, requests) runs between budgets
+                changed = await self.in_worker(self.ws.refresh, path, READ_BUDGET) or changed
+            if progress is not None:
+                self.progress_end(progress, "read")
         except FileNotFoundError:
             for gone in self.ws.forget(path):
                 self.clear(gone)
@@ -138,6 +147,32 @@ class TrainlintServer(LanguageServer):
         self._recheck_when_quiet(tr)
         if not keep:
             self._release_if_idle(tr)
+
+    # -- work-done progress -------------------------------------------------------------------
+    async def progress_begin(self, title: str, cancellable: bool = False) -> str | None:
+        """A work-done progress bar in the client (None when it cannot show one)."""
+        caps = self.client_capabilities.window
+        if caps is None or not caps.work_done_progress:
+            return None
+        token = str(uuid.uuid4())
+        try:
+            await asyncio.wait_for(self.work_done_progress.create_async(token), 10)
+            self.work_done_progress.begin(token, t.WorkDoneProgressBegin(title=title, cancellable=cancellable,
+                                                                         percentage=0))
+        except Exception as e:
+            log.info("no progress reporting: %s", e)
+            return None
+        return token
+
+    def progress_report(self, token: str | None, share: float | None, message: str | None = None) -> None:
+        if token is not None:
+            pct = int(100 * share) if share is not None else None
+            self.work_done_progress.report(token, t.WorkDoneProgressReport(
+                message=message or (f"{pct}%" if pct is not None else None), percentage=pct))
+
+    def progress_end(self, token: str | None, message: str) -> None:
+        if token is not None:
+            self.work_done_progress.end(token, t.WorkDoneProgressEnd(message=message))
 
     def is_open(self, tr: Tracked) -> bool:
         """A file of this log is open in the editor (the log itself, a member, or its text view)."""
@@ -193,32 +228,31 @@ class TrainlintServer(LanguageServer):
         """Discover every log of every folder and judge it, with cancellable progress."""
         if self.settings.scope != "workspace":
             return
-        token = None
-        caps = self.client_capabilities.window
-        if caps is not None and caps.work_done_progress:
-            token = str(uuid.uuid4())
-            try:
-                await asyncio.wait_for(self.work_done_progress.create_async(token), 10)
-                self.work_done_progress.begin(token, t.WorkDoneProgressBegin(
-                    title="trainlint: judging training logs", cancellable=True, percentage=0))
-            except Exception as e:
-                log.info("no progress reporting: %s", e)
-                token = None
+        token = await self.progress_begin("trainlint: judging training logs", cancellable=True)
         paths: list[str] = []
         for root in self.ws.roots:
             paths.extend(await self.in_worker(self.ws.discover, root))
+        paths = await self.in_worker(self.scan_order, paths)
         total = max(1, len(paths))
         for i, p in enumerate(paths):
             if token is not None and self._cancelled(token):
                 log.warning("scan cancelled by the client after %d of %d logs", i, len(paths))
                 break
             await self.judge(p)
-            if token is not None:
-                self.work_done_progress.report(token, t.WorkDoneProgressReport(
-                    message=f"{i + 1}/{len(paths)} {os.path.basename(p)}", percentage=int(100 * (i + 1) / total)))
-        if token is not None:
-            self.work_done_progress.end(token, t.WorkDoneProgressEnd(message=f"{len(paths)} logs judged"))
+            self.progress_report(token, (i + 1) / total, f"{i + 1}/{len(paths)} {os.path.basename(p)}")
+        self.progress_end(token, f"{len(paths)} logs judged")
         self.report_config()
+
+    def scan_order(self, paths: list[str]) -> list[str]:
+        """Opened logs first, then the smallest: a 1 GB log is judged after the runs that take a moment."""
+        def size(p: str) -> int:
+            try:
+                if os.path.isdir(p):
+                    return sum(e.stat().st_size for e in os.scandir(p) if e.is_file(follow_symlinks=False))
+                return os.stat(p).st_size
+            except OSError:
+                return 0
+        return sorted(paths, key=lambda p: (p not in self.open_paths, size(p)))
 
     def report_config(self) -> None:
         """Configuration problems: a message each, and a diagnostic on its line of the YAML file when it has one."""

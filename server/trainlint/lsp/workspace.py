@@ -185,8 +185,9 @@ class Workspace:
         return gone
 
     # -- judging -----------------------------------------------------------------------------
-    def refresh(self, path: str) -> bool:
-        """Read what changed in a tracked log and judge it again. True when the report changed."""
+    def refresh(self, path: str, budget: int | None = None) -> bool:
+        """Read what changed in a tracked log (at most about ``budget`` bytes: the log's ``source.behind`` then
+        says what is left) and, once it is read to its end, judge it again. True when the report changed."""
         t = self.tracked[path]
         cfg = self.config_for(path)
         if t.format == "dataset":
@@ -194,7 +195,7 @@ class Workspace:
         try:
             if t.source is None:
                 t.source = open_source(path, t.format, cfg.roles, cfg.format_for(path))
-            changed = t.source.update()
+            changed = t.source.update(budget)
         except FileNotFoundError:
             raise
         except READ_ERRORS as e:
@@ -203,8 +204,8 @@ class Workspace:
             t.report = read_failure(path, t.format, e)
             t.generation += 1
             return True
-        if not changed and t.report is not None:
-            return False
+        if t.source.behind or (not changed and t.report is not None):
+            return False  # a prefix is not the run: judged once read to the end
         facts = collect_facts(path, t.source.log, t.facts, self.companions)
         t.report = judge_log(t.source.log, cfg, facts)
         base = self.baseline_for(path, cfg)

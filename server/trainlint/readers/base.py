@@ -31,12 +31,22 @@ IDENTITY_BYTES = 64      # the head of the file we compare to notice a replaced 
 
 
 class Source:
-    """What ``open_source`` returns: ``.log``, and ``.update()`` to read what was appended."""
+    """What ``open_source`` returns: ``.log``, and ``.update()`` to read what was appended.
+
+    ``update(budget)`` may stop after about ``budget`` bytes (a reader that can) and leave ``behind`` > 0: the
+    bytes still to read. The log is then a prefix of the file and is not judged until ``behind`` is 0; the
+    caller calls ``update`` again, doing other work in between (one 1 GB log must not hold others back).
+    """
 
     log: LogFile
+    behind: int = 0
 
-    def update(self) -> bool:
+    def update(self, budget: int | None = None) -> bool:
         raise NotImplementedError
+
+    def progress(self) -> float | None:
+        """The share of the file read so far while ``behind`` (None when not known)."""
+        return None
 
 
 class FormatReader(ABC):
@@ -141,6 +151,7 @@ class Tail(Source):
         self._provisional: _Mark | None = None
         self._skipping_long_line = False
         self.end_mark = b""
+        self.behind = 0
 
     def restart(self) -> None:
         """Forget everything read; the next update reads from the top."""
@@ -173,8 +184,9 @@ class Tail(Source):
         del self.log.line_index[mark.line_index:]
 
     # -- reading ----------------------------------------------------------------------------
-    def update(self) -> bool:
-        """Read what was appended since the last call. Returns True if anything changed.
+    def update(self, budget: int | None = None) -> bool:
+        """Read what was appended since the last call (at most about ``budget`` bytes of it: see ``behind``).
+        Returns True if anything changed.
 
         Raises OSError when the file cannot be read at all; the caller reports it.
         """
@@ -196,13 +208,21 @@ class Tail(Source):
                 self._rollback(self._provisional)
                 self._provisional = None
             self.identity = (st.st_ino, st.st_dev, head)
+            done = True
             if self.reader.whole_document:
                 self._read_document(f)
             else:
-                self._read_lines(f)
+                done = self._read_lines(f, budget, st.st_size)
             self.end_mark = self._seen_end(f)
-        self.size, self.mtime_ns = st.st_size, st.st_mtime_ns
+        if done:
+            self.size, self.mtime_ns, self.behind = st.st_size, st.st_mtime_ns, 0
+        else:  # stopped at the budget: the next update goes on from here
+            self.size, self.behind, self._stat_size = -1, max(1, st.st_size - self.offset), st.st_size
         return True
+
+    def progress(self) -> float | None:
+        total = getattr(self, "_stat_size", 0)
+        return min(1.0, self.offset / total) if self.behind and total else None
 
     def _seen_end(self, f: Any) -> bytes:
         """The last bytes read as complete lines: an append leaves them as they were, a rewrite does not."""
@@ -226,12 +246,18 @@ class Tail(Source):
         self.offset = len(data)
         self.next_line = count_breaks(text) + 1
 
-    def _read_lines(self, f: Any) -> None:
+    def _read_lines(self, f: Any, budget: int | None = None, size: int = 0) -> bool:
+        """Feed complete lines to the reader; False when it stopped at ``budget`` bytes with more to read."""
         f.seek(self.offset)
         pending = b""
         pending_offset = self.offset
+        start = self.offset
+        step = CHUNK if budget is None else max(1024, min(CHUNK, budget))
         while True:
-            block = f.read(CHUNK)
+            if (budget is not None and self.offset - start >= budget and self.offset < size
+                    and not self._skipping_long_line):
+                return False  # complete lines were read to self.offset; the rest (and any partial line) next time
+            block = f.read(step)
             if not block:
                 break
             if self._skipping_long_line:
@@ -269,6 +295,7 @@ class Tail(Source):
             self._feed(pending, pending_offset)
             self.offset, self.next_line = saved
         self.reader.finish()
+        return True
 
     def _feed(self, chunk: bytes, offset: int) -> None:
         text = chunk.decode("utf-8", "replace")

@@ -69,7 +69,7 @@ class MlflowDbTail(Source):
         self.roles = roles or RoleMap()
         self._stamp: tuple[int, int] | None = None
 
-    def update(self) -> bool:
+    def update(self, budget: int | None = None) -> bool:
         st = os.stat(self.path)
         stamp = (st.st_size, st.st_mtime_ns)
         if stamp == self._stamp:

@@ -79,7 +79,7 @@ class StoreTail(Source):
                 out.append((full, key[:-4] if self.kind == "dvclive" else key))
         return out
 
-    def update(self) -> bool:
+    def update(self, budget: int | None = None) -> bool:
         if not os.path.isdir(self.path):
             raise FileNotFoundError(self.path)
         changed = False

@@ -140,7 +140,7 @@ class TensorBoardTail(Source):
         self._provisional = []
         self._by_tag = {}
 
-    def update(self) -> bool:
+    def update(self, budget: int | None = None) -> bool:
         """Read new records of every member. Raises OSError when the path cannot be read."""
         if self._event_pb2 is None:
             from tensorboard.compat.proto import event_pb2
