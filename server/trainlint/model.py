@@ -133,7 +133,7 @@ class Series:
     steps: array = field(default_factory=lambda: array("d"))
     values: array = field(default_factory=lambda: array("d"))
     walls: array = field(default_factory=lambda: array("d"))
-    lines: array = field(default_factory=lambda: array("q"))
+    lines: array = field(default_factory=lambda: array("I"))  # 4 bytes a point: up to 4 billion lines
     records: array = field(default_factory=lambda: array("q"))
     offsets: array = field(default_factory=lambda: array("q"))
     files: array = field(default_factory=lambda: array("H"))

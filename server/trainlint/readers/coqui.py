@@ -82,6 +82,7 @@ class CoquiReader(FormatReader):
         has_cr = "\r" in text
         count = text.count
         pairs = self._pairs
+        buffers: dict[str, tuple[list[float], ...]] = {}  # a chunk's points, added to their series at its end
         for m in _MASTER.finditer(text):
             start = m.start()
             line += count_breaks(text, last, start) if has_cr else count("\n", last, start)
@@ -95,14 +96,24 @@ class CoquiReader(FormatReader):
                         value = float(m.group("num"))
                     except ValueError:
                         continue
-                    pair = pairs.get(key) or self._pair(key)
-                    pair[0].append(st.step, value, line, st.wall)
+                    buf = buffers.get(key)
+                    if buf is None:
+                        pairs.get(key) or self._pair(key)
+                        buf = buffers[key] = ([], [], [], [], [], [], [])
+                    step, wall = st.step, st.wall
+                    buf[0].append(step)
+                    buf[1].append(value)
+                    buf[2].append(line)
+                    buf[3].append(wall)
                     paren = m.group("paren")
                     if paren is not None:
-                        try:  # noqa: SIM105 - contextlib.suppress costs a call per value here
-                            pair[1].append(st.step, float(paren), line, st.wall)
+                        try:
+                            avg = float(paren)
                         except ValueError:
-                            pass
+                            continue
+                        buf[4].append(step)
+                        buf[5].append(avg)
+                        buf[6].append(line)
                 elif st.mode == "eval" and st.eval_step is not None:
                     self._eval_value(m, line, st)
             elif kind == "stephdr":
@@ -144,6 +155,10 @@ class CoquiReader(FormatReader):
                 log.events.append(_ev(EventKind.TRACEBACK, st.step, line, m.group(0)))
             elif kind == "kept":
                 log.events.append(_ev(EventKind.END_OF_RUN, st.step, line, "Run is kept in …"))
+        for key, buf in buffers.items():
+            current, running = pairs[key]
+            current.extend(buf[0], buf[1], buf[2], buf[3])
+            running.extend(buf[4], buf[5], buf[6], [])  # the step's wall-clock time is on its current value
 
     def _pair(self, key: str) -> tuple[Series, Series]:
         base = classify(key)

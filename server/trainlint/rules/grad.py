@@ -85,7 +85,7 @@ def check_grad_spike(ctx: Context) -> CheckResult:
         # The first steps of from-scratch training have large gradient norms by nature (llm.c: 15.4 at step 0,
         # then 0.3): they are neither judged nor part of the median the others are judged against.
         skip_n = max(1, math.ceil(th.grad_spike_initial_fraction * len(vals)))
-        judged = window(s, "grad-spike", skip_n, len(vals))
+        judged = window(s, "grad-spike", skip_n, len(vals), positions=True)
         ordered = judged.items  # (value, position), ascending
         med = judged.upper_median()  # trainproof's upper median
         if med <= 0:

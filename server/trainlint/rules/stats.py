@@ -13,6 +13,7 @@ import math
 from array import array
 from bisect import bisect_left, bisect_right, insort
 from collections.abc import Sequence
+from typing import Any
 
 from ..model import Series
 from .base import median
@@ -205,38 +206,47 @@ def lowest_window(vals: list[float], w: int, start: int) -> tuple[float, tuple[i
 
 
 class SortedWindow:
-    """``vals[a:b]`` kept sorted as (value, position) while both ends only move forward: each move costs the
-    points that entered and left (a binary search and a list insert or delete each), never the window."""
+    """``vals[a:b]`` kept sorted while both ends only move forward: each move costs the points that entered
+    and left (a binary search and an insert or delete each), never the window. Values only (an array: 8 bytes
+    a point) unless ``positions`` are asked for, then (value, position) pairs."""
 
-    __slots__ = ("a", "b", "items")
+    __slots__ = ("a", "b", "items", "positions")
 
-    def __init__(self) -> None:
+    def __init__(self, positions: bool = False) -> None:
         self.a = self.b = 0
-        self.items: list[tuple[float, int]] = []
+        self.positions = positions
+        self.items: Any = [] if positions else array("d")
 
-    def move(self, vals: list[float], a: int, b: int) -> list[tuple[float, int]]:
+    def _item(self, vals: Sequence[float], j: int) -> Any:
+        return (vals[j], j) if self.positions else vals[j]
+
+    def move(self, vals: Sequence[float], a: int, b: int) -> Any:
         if a < self.a or b < self.b or a >= self.b:
-            self.items = sorted((vals[j], j) for j in range(a, b))
+            if self.positions:
+                self.items = sorted((vals[j], j) for j in range(a, b))
+            else:
+                self.items = array("d", sorted(vals[a:b]))
         else:
             items = self.items
             for j in range(self.a, a):
-                del items[bisect_left(items, (vals[j], j))]
+                del items[bisect_left(items, self._item(vals, j))]
             for j in range(self.b, b):
-                insort(items, (vals[j], j))
+                insort(items, self._item(vals, j))
         self.a, self.b = a, b
         return self.items
 
     def upper_median(self) -> float:
         """trainproof's median of the window: sorted[n // 2]."""
-        return self.items[len(self.items) // 2][0]
+        mid = self.items[len(self.items) // 2]
+        return mid[0] if self.positions else mid
 
 
-def window(s: Series, name: str, a: int, b: int) -> SortedWindow:
+def window(s: Series, name: str, a: int, b: int, positions: bool = False) -> SortedWindow:
     """The sorted window of finite positions [a, b) of ``s`` that the caller calls ``name``."""
     st = stats(s)
     w = st.memo.get(name)
     if not isinstance(w, SortedWindow):
-        w = st.memo[name] = SortedWindow()
+        w = st.memo[name] = SortedWindow(positions)
     w.move(st.fin_vals, a, b)
     return w
 

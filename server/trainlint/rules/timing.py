@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import itertools
 import math
+from array import array
+from collections import deque
 
 from ..model import Role, Series
 from .base import (
@@ -68,44 +71,59 @@ def check_step_cliff(ctx: Context) -> CheckResult:
 
 
 class _LoaderShares:
-    """Loader time over step time at each step both were logged, followed as both series grow."""
+    """Loader time over step time at each step both were logged, followed as both series grow. Steps that
+    only go up are paired by a merge that forgets the step times behind it; otherwise by a table of them."""
 
-    def __init__(self, step_stats: object) -> None:
+    def __init__(self, step_stats: object, merge: bool) -> None:
         self.step_stats = step_stats   # the step-time series' cache these shares were made against
-        self.by_step: dict[float, float] = {}
+        self.merge = merge
+        self.ahead: deque[tuple[float, float]] = deque()  # merge: step times at or past the last loader step
+        self.by_step: dict[float, float] = {}             # table: every positive step time by step
         self.max_step = -math.inf      # the largest step of a step-time point taken
         self.step_n = 0                # step-time points taken
         self.loader_n = 0              # loader points looked at
         self.waiting: list[int] = []   # loader points whose step is past every step time taken so far
         self.last = -1                 # the last loader point with a share
-        self.fractions: list[float] = []
+        self.fractions = array("d")
         self.sorted = SortedWindow()
 
 
-def loader_shares(ld: Series, st: Series) -> _LoaderShares:
+def loader_shares(ld: Series, st: Series, table: bool = False) -> _LoaderShares:
     """The shares of ``ld`` in ``st``, extended over the points added since the last judge; made again from
-    the start when a step time arrives for a step at or before one already taken (a duplicate, a restart)."""
+    the start when a step time arrives for a step at or before one already taken (a duplicate, a restart)
+    or, while merging, when the loader's steps go back."""
     memo = stats(ld).memo
     key = ("loader", st.key)
     sh = memo.get(key)
-    if not isinstance(sh, _LoaderShares) or sh.step_stats is not stats(st) or len(ld) < sh.loader_n:
-        sh = memo[key] = _LoaderShares(stats(st))
-    by_step = sh.by_step
+    merge = not table and stats(ld).first_back is None and stats(st).first_back is None
+    if (table or not isinstance(sh, _LoaderShares) or sh.step_stats is not stats(st) or len(ld) < sh.loader_n
+            or (sh.merge and not merge)):
+        sh = memo[key] = _LoaderShares(stats(st), merge)
     for x, v in zip(st.steps[sh.step_n:], st.values[sh.step_n:], strict=True):
-        if x <= sh.max_step and sh.loader_n:
-            del memo[key]
-            return loader_shares(ld, st)
+        if x <= sh.max_step and (sh.loader_n or sh.merge):  # a step time logged again: pair by table
+            return loader_shares(ld, st, table=True)
         if math.isfinite(v) and v > 0:
-            by_step[x] = v
+            if sh.merge:
+                sh.ahead.append((x, v))
+            else:
+                sh.by_step[x] = v
         sh.max_step = max(sh.max_step, x)
     sh.step_n = len(st)
-    todo, sh.waiting = sh.waiting + list(range(sh.loader_n, len(ld))), []
+    todo, sh.waiting = itertools.chain(sh.waiting, range(sh.loader_n, len(ld))), []
+    ahead, by_step = sh.ahead, sh.by_step
     for i in todo:
         x, v = ld.steps[i], ld.values[i]
         if x > sh.max_step:
             sh.waiting.append(i)
-        elif x in by_step and math.isfinite(v):
-            sh.fractions.append(v / by_step[x])
+            continue
+        if sh.merge:
+            while ahead and ahead[0][0] < x:  # step times no loader point can pair with any more
+                ahead.popleft()
+            t = ahead[0][1] if ahead and ahead[0][0] == x else None
+        else:
+            t = by_step.get(x)
+        if t is not None and math.isfinite(v):
+            sh.fractions.append(v / t)
             sh.last = max(sh.last, i)
     sh.loader_n = len(ld)
     return sh
