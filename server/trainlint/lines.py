@@ -36,10 +36,12 @@ def count_breaks(text: str, start: int = 0, end: int | None = None) -> int:
     return n
 
 
-def count_breaks_bytes(data: bytes) -> int:
-    n = data.count(b"\n")
-    if b"\r" in data:
-        n += data.count(b"\r") - data.count(b"\r\n")
+def count_breaks_bytes(data: bytes, start: int = 0, end: int | None = None) -> int:
+    if end is None:
+        end = len(data)
+    n = data.count(b"\n", start, end)
+    if data.find(b"\r", start, end) >= 0:
+        n += data.count(b"\r", start, end) - data.count(b"\r\n", start, end)
     return n
 
 

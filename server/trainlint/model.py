@@ -265,7 +265,7 @@ class LogFile:
             return member_line(path, line_no)
         if not self.line_index or line_no < 1 or os.path.isdir(self.path):
             return None
-        i = bisect_right([first for first, _ in self.line_index], line_no) - 1
+        i = bisect_right(self.line_index, line_no, key=lambda entry: entry[0]) - 1
         if i < 0:
             return None
         first, offset = self.line_index[i]

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 CHUNK = 4 << 20          # bytes read per call
 MAX_LINE = 8 << 20       # a longer line is skipped, with a problem, without holding it in memory
 MAX_DOCUMENT = 256 << 20  # a whole-document log (trainer_state.json) over this is not read at all
+INDEX_STEP = 1 << 16   # bytes between line-index entries
 IDENTITY_BYTES = 64      # the head of the file we compare to notice a replaced file
 
 
@@ -297,12 +298,29 @@ class Tail(Source):
         self.reader.finish()
         return True
 
+    def _index(self, chunk: bytes, offset: int) -> None:
+        """Index entries (line, byte offset) at the chunk's start and then every ~64 KB, each just after a
+        ``\n`` (so no ``\r\n`` is cut): a finding's line is found by reading 64 KB, not the 4 MB chunk."""
+        index = self.log.line_index
+        index.append((self.next_line, offset))
+        line, prev = self.next_line, 0
+        while prev + INDEX_STEP < len(chunk):
+            cut = chunk.rfind(b"\n", prev, prev + INDEX_STEP) + 1
+            if cut <= prev:  # 64 KB without a \n (a progress bar's redraws): index at the next one
+                cut = chunk.find(b"\n", prev + INDEX_STEP) + 1
+                if cut <= 0:
+                    return
+            line += count_breaks_bytes(chunk, prev, cut)
+            if cut < len(chunk):
+                index.append((line, offset + cut))
+            prev = cut
+
     def _feed(self, chunk: bytes, offset: int) -> None:
         text = chunk.decode("utf-8", "replace")
         if "\ufffd" in text and b"\xef\xbf\xbd" not in chunk and not self.log.facts.get("_bad_utf8"):
             self.log.facts["_bad_utf8"] = True
             self.log.problem("the file is not valid UTF-8; undecodable bytes were replaced", self.next_line)
-        self.log.line_index.append((self.next_line, offset))
+        self._index(chunk, offset)
         n = count_breaks_bytes(chunk)
         self.reader.scan(text, self.next_line)
         self.next_line += n if ends_with_break(chunk) else n + 1

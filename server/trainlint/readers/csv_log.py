@@ -66,10 +66,14 @@ class CsvReader(FormatReader):
         base = first_line + start  # the physical line of the first row: quoted cells may hold line breaks
         rows = csv.reader(ln + "\n" for ln in lines[start:])
         line_no = base
+        # a chunk's points, added to their series at its end (no call per value)
+        bufs: list[tuple[list[float], list[float], list[int], list[float]] | None] = [
+            ([], [], [], []) if s is not None else None for s in series]
         for row in rows:
             row_line, line_no = line_no, base + rows.line_num
             if not row or (len(row) == 1 and not row[0].strip()):
                 continue
+            spans = line_no - row_line > 1  # a quoted cell holds a line break: cells sit on later lines
             st.rows += 1
             step = float(st.rows - 1)
             if st.step_col >= 0 and st.step_col < len(row):
@@ -81,25 +85,35 @@ class CsvReader(FormatReader):
             if st.wall_col >= 0 and st.wall_col < len(row):
                 with contextlib.suppress(ValueError):
                     wall = float(row[st.wall_col])
-            at = row_line
+            here = at = row_line
             for i, raw in enumerate(row):
-                here, at = at, at + raw.count("\n")
-                s = series[i] if i < len(series) else None
-                if s is None:
-                    continue
-                cell = raw.strip()
-                if not cell:
+                if spans:
+                    here, at = at, at + raw.count("\n")
+                buf = bufs[i] if i < len(bufs) else None
+                if buf is None:
                     continue
                 try:
-                    value = parse_number(cell)
+                    value = float(raw)  # the common case; parse_number strips quotes a writer left
                 except ValueError:
-                    name = header[i]
-                    if name not in st.bad_columns:
-                        st.bad_columns.add(name)
-                        self.log.problem(f"column `{name}` holds {cell!r}, not a number; such cells are ignored",
-                                         here)
-                    continue
-                s.append(step, value, here, wall)
+                    cell = raw.strip()
+                    if not cell:
+                        continue
+                    try:
+                        value = parse_number(cell)
+                    except ValueError:
+                        name = header[i]
+                        if name not in st.bad_columns:
+                            st.bad_columns.add(name)
+                            self.log.problem(f"column `{name}` holds {cell!r}, not a number; such cells are "
+                                             "ignored", here)
+                        continue
+                buf[0].append(step)
+                buf[1].append(value)
+                buf[2].append(here)
+                buf[3].append(wall)
+        for s, buf in zip(series, bufs, strict=True):
+            if s is not None and buf is not None and buf[0]:
+                s.extend(*buf)
 
     def _header(self, names: list[str]) -> None:
         st: _State = self.state
