@@ -316,7 +316,8 @@ def main() -> None:
         rows.append((f"parse / floor, {fmt}", f"{pt / fl:.1f}x", "<= 5x", f"floor {fl:.2f} s (a bare scan)"))
     print("3. re-judge after one appended record (in process)")
     for p, fmt, _, rec in large:
-        warm, cold = append_rejudge(p, fmt, rec)
+        tries = [append_rejudge(p, fmt, rec) for _ in range(3)]  # the fastest of three: a GC pass is not the rules
+        warm, cold = min(w for w, _ in tries), min(c for _, c in tries)
         print(f"   {warm * 1000:7.1f} ms vs {cold * 1000:7.0f} ms: {100 * warm / cold:5.2f}%  {p.name}")
         rows.append((f"append re-judge / cold, {fmt}", f"{100 * warm / cold:.2f}%", "< 5%",
                      f"{warm * 1000:.1f} ms vs {cold * 1000:.0f} ms"))
