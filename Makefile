@@ -52,7 +52,7 @@ gallery:
 	test -x $(GALLERY_VENV)/bin/python || $(PYTHON) -m venv $(GALLERY_VENV)
 	$(GALLERY_VENV)/bin/pip install --quiet torch==2.13.0
 	$(GALLERY_VENV)/bin/pip install --quiet transformers accelerate lightning keras mlflow dvclive wandb \
-	  tensorflow-cpu tensorboard
+	  tensorflow-cpu tensorboard trl datasets torchtune "torchao<0.14" sentencepiece
 	GALLERY_PYTHON=$(GALLERY_VENV)/bin/python NANOGPT_DIR=$(NANOGPT_DIR) $(PY) fixtures/live/make_gallery.py
 
 bench: $(STAMP)

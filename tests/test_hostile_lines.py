@@ -39,6 +39,7 @@ SHAPES: dict[str, list[str]] = {
         "250 train 3.2846",
         "step: 10, loss: 0.5, lr: 0.001",
         "Iter 300 | train loss 2.25 | val loss 2.5 | lr 1.0e-04",
+        "3|84|Loss: 0.6489648818969727:  10%|█         | 4/40 [00:00<00:00, 178.16it/s]",
         "[Rank 0] [2024-01-01 00:00:00,000] [INFO] [loss_scaler.py:183:update_scale] OVERFLOW! Skipping step.",
     ],
     "coqui": [

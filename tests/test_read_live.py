@@ -94,6 +94,9 @@ def test_tqdm_loop_postfix_and_epoch_prints():
     ("2024-01-01 | INFO | train_inner | epoch 001:    100 / 487 loss=4.655, nll_loss=3.1, ppl=8.6, wps=1000, "
      "num_updates=100, lr=0.0005, gnorm=1.23, loss_scale=128", "loss", 4.655, 100),
     ("steps:  10%|█         | 100/1000 [00:30<04:30, 3.3it/s, avr_loss=0.123]", "avr_loss", 0.123, 100),
+    # torchtune's recipes: the bar's description is "epoch|global step|Loss: value"
+    ("3|84|Loss: 0.6489648818969727:  10%|█         | 4/40 [00:00<00:00, 178.16it/s]", "loss", 0.6489648818969727,
+     84),
     # torchtune's DiskLogger file
     ("Step 15 | loss:2.3 lr:2e-05 tokens_per_second_per_gpu:100.0", "loss", 2.3, 15),
     # hand-written loops: the step, then "key value" pairs without a colon
@@ -246,3 +249,18 @@ def test_trl_sft_trainer_stdout():
     assert list(ev.steps) == [50, 100, 150, 200] and at(log, ev, 0) == (156, "0.7214")
     assert {series(log, k).role for k in ("entropy", "num_tokens", "mean_token_accuracy")} == {Role.OTHER}
     assert [e.kind for e in log.events] == [EventKind.END_OF_RUN]
+
+
+def test_torchtune_recipe_stdout_and_its_disk_logger():
+    """torchtune's full_finetune_single_device on CPU: its bar's description names the global step and the
+    loss at each redraw; its DiskLogger file has the same 120 points, one line each."""
+    log = read(str(LIVE / "torchtune-healthy" / "train.log"))
+    loss = series(log, "loss")
+    assert (len(loss), loss.role, loss.step_basis, loss.steps[0], loss.steps[-1]) == (120, Role.TRAIN_LOSS, "step", 1,
+                                                                                      120)
+    assert at(log, loss, 0) == (76, "3.0590052604675293") and at(log, loss, 119) == (405, "0.6314952969551086")
+    [disk] = (LIVE / "torchtune-healthy" / "logs").glob("log_*.txt")
+    dl = read(str(disk))
+    dloss = series(dl, "loss")
+    assert list(dloss.values) == list(loss.values) and at(dl, dloss, 119) == (120, "0.6314952969551086")
+    assert series(dl, "lr").role == Role.LR

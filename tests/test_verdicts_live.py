@@ -22,6 +22,7 @@ HEALTHY = [
     LIVE / "tqdm-healthy" / "train.log", RUNS / "gallery-healthy" / "trainer_state.json",
     LIVE / "fp16-healthy" / "train.log", LIVE / "fp16-lowscale" / "train.log", LIVE / "keras-dropout" / "train.log",
     LIVE / "nanogpt-healthy" / "train.log", LIVE / "trl-healthy" / "train.log",
+    LIVE / "torchtune-healthy" / "train.log", *(LIVE / "torchtune-healthy" / "logs").glob("log_*.txt"),
 ]
 HEALTHY_CORPUS = [
     "csv_logs/Goreg12345__nlp2-probing-lms__lightning_logs__version_3__metrics.csv",
@@ -344,3 +345,14 @@ def test_trl_sgd_blow_up_fails_on_the_first_nan_gradient():
     assert (z.location.line, z.evidence.values["last_positive"], z.evidence.values["onset_step"]) == (96, 5.594e10, 30)
     faithful(f), faithful(z)
     assert judge(LIVE / "trl-diverge" / "train.log").verdict != Level.PASS
+
+
+def test_torchtune_nan_fails_on_the_first_nan_in_its_stdout_and_its_disk_log():
+    # torchtune's recipe with SGD at 50: the loss is NaN from step 8 on
+    f = only(judge(LIVE / "torchtune-nan" / "train.log"), "TP-NAN")
+    assert (f.location.line, f.evidence.values["count"], f.evidence.values["points"], f.evidence.values["step"]) == (
+        90, 113, 120, 8)
+    [disk] = (LIVE / "torchtune-nan" / "logs").glob("log_*.txt")
+    g = only(judge(disk), "TP-NAN")
+    assert (g.location.line, g.evidence.values["count"]) == (8, 113)
+    faithful(f), faithful(g)

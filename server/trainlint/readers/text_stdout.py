@@ -66,6 +66,9 @@ _WORDS_STEP = re.compile(r"^(?:step|iter|iteration)\s{1,8}(?P<step>\d{1,15})\s{0
 _WORDS_PAIR = re.compile(
     r"\s*(?P<key>[A-Za-z_][\w./-]{0,40}(?: [A-Za-z_][\w./-]{0,40}){0,2}) (?P<v>" + _NUM + r")\s*")
 _WORDS_SEP = re.compile(r"[,|]")
+# torchtune's recipes describe their bar as "{epoch}|{global step}|Loss: {loss}" ("3|84|Loss: 0.6489: 10%|…")
+_TORCHTUNE = re.compile(r"^(?P<ep>\d{1,15})\|(?P<step>\d{1,15})\|Loss: (?P<v>" + _NUM + r")")
+_TORCHTUNE_AT = Locator.compile(r"^\d{1,15}\|\d{1,15}\|Loss: (?P<v>" + _NUM + r")")
 _OVERFLOW = re.compile(r"OVERFLOW! Skipping step|Skipping step\. Attempted loss scale", re.I)
 # build-nanogpt log.txt: "19072 train 3.051, 19072 val 3.08, 19072 hella 0.30"
 _BUILD = re.compile(r"^(?P<step>\d{1,15}) (?P<key>train|val|hella) (?P<v>" + _NUM + r")\s*$")
@@ -137,6 +140,8 @@ class TextStdoutReader(FormatReader):
 
     def _line(self, line: str, n: int, st: _State) -> None:
         log = self.log
+        if "|Loss: " in line and line[:1].isdigit() and self._torchtune(line, n, st):
+            return
         if "%|" in line:  # a progress bar first: most lines of a live run are its redraws
             if "=" not in line:
                 st.pending_bar = line
@@ -251,6 +256,17 @@ class TextStdoutReader(FormatReader):
         for pm in pairs:
             key = pm.group("key")
             self._point(key, pm.group("v"), n, st.step, word_locator(key), _ROLE_HINTS.get(key))
+        return True
+
+    def _torchtune(self, line: str, n: int, st: _State) -> bool:
+        """Each redraw of a torchtune recipe's bar names the global step and that step's loss."""
+        m = _TORCHTUNE.match(line)
+        if m is None:
+            return False
+        st.step = float(m.group("step"))
+        if st.shown.get("loss") != m.group(0):  # the closing redraw repeats the last step
+            st.shown["loss"] = m.group(0)
+            self._point("loss", m.group("v"), n, st.step, _TORCHTUNE_AT)
         return True
 
     # -- progress bars ----------------------------------------------------------------------
@@ -437,7 +453,7 @@ def looks_like(head: str) -> bool:
         line = clean(raw)
         if (_BUILD.match(line) or _LLMC_STEP.match(line) or _HF_DICT.match(line) or _LLMC_SHORT.match(line)
                 or _NANO_ITER.match(line) or _NANO_EVAL.match(line) or _MEGATRON.match(line)
-                or ("loss" in line.lower() and _WORDS_STEP.match(line))):
+                or ("loss" in line.lower() and _WORDS_STEP.match(line)) or _TORCHTUNE.match(line)):
             return True
         low = line.lower()
         if ("loss" in low and (_PAIR.search(line) or _EPOCH.search(line))
