@@ -500,3 +500,27 @@ async def test_a_large_log_is_read_a_budget_at_a_time_after_the_small_runs_with_
         assert isinstance(reading[0][-1], t.WorkDoneProgressEnd)
     finally:
         await stop(client)
+
+
+async def test_a_fresh_clone_full_of_logs_keeps_only_a_few_of_them_read(tmp_path):
+    """A fresh clone gives every log a new mtime: all "being written", all kept read (2,000 runs: 1.4 GB
+    until they went quiet). Only the 16 most recently judged unopened live logs keep their points."""
+    ws = tmp_path / "ws"
+    for r in range(40):
+        log = ws / f"run{r:02d}" / "metrics.jsonl"
+        log.parent.mkdir(parents=True)
+        log.write_text("".join(f'{{"step": {i}, "loss": {2.0 / (1 + i / 1e4):.6f}, "lr": 0.001, '
+                               f'"grad_norm": {1 + (i % 7) / 10}}}\n' for i in range(30_000)))
+    client = await start(ws)
+    try:
+        uris = [(ws / f"run{r:02d}" / "metrics.jsonl").as_uri() for r in range(40)]
+        await until(lambda: all(u in client.diagnostics for u in uris), timeout=120, what="every run judged")
+        # all kept: 40 x 90,000 points, ~230 MB; 16 kept: what the server needs and ~80 MB
+        assert _rss_mb(client._server.pid) < 170  # type: ignore[attr-defined]
+        log = ws / "run00" / "metrics.jsonl"  # released early: an append reads it again from the top
+        with log.open("a") as f:
+            f.write('{"step": 30000, "loss": NaN}\n')
+        await until(lambda: any(str(d.code) == "TP-NAN" and d.range.start.line == 30_000
+                                for d in client.diagnostics.get(uris[0], [])), what="the append judged")
+    finally:
+        await stop(client)

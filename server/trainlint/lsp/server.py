@@ -43,6 +43,7 @@ RENDER_EVENTS = "trainlint/renderEvents"
 IS_LOG = "trainlint/isLog"
 RESCAN = "trainlint.rescan"
 MAX_WATCHED = 8192  # folders watched (inotify's max_user_watches is 8192 on older kernels)
+MAX_LIVE_KEPT = 16  # unopened logs still being written that keep their points (the others are read again)
 READ_BUDGET = 16 << 20  # bytes of a log read at a time before queued work gets its turn
 WATCH_GLOBS = ("**/trainer_state.json", "**/trainer_*_log.txt", "**/events.out.tfevents.*", "**/*.csv",
                "**/*.jsonl", "**/*.log", "**/metrics.json", "**/scalars.json", "**/log.txt", "**/.trainlint.yaml")
@@ -63,6 +64,7 @@ class TrainlintServer(LanguageServer):
         self.settings_errors: list[str] = []
         self.config_uris: set[str] = set()  # configuration files that have diagnostics
         self.pull = False
+        self.live_kept: dict[str, None] = {}  # unopened logs still being written whose points are kept, oldest first
 
     # -- plumbing ----------------------------------------------------------------------------
     def spawn(self, coro: Awaitable[Any], name: str) -> asyncio.Task[Any]:
@@ -191,7 +193,19 @@ class TrainlintServer(LanguageServer):
         except (OSError, ValueError):
             return
         if time.time() - written < window:
-            return  # still being written: read from where it was left, not from the start
+            # Still being written: kept, to be read from where it was left. But only the most recently judged
+            # few: a fresh clone of a repository full of logs makes every one of them "written a moment ago".
+            self.live_kept.pop(tr.path, None)
+            self.live_kept[tr.path] = None
+            while len(self.live_kept) > MAX_LIVE_KEPT:
+                oldest = next(iter(self.live_kept))
+                del self.live_kept[oldest]
+                other = self.ws.tracked.get(oldest)
+                if other is not None and other.source is not None and not self.is_open(other):
+                    self.views.forget(other)
+                    self.ws.release(oldest)
+            return
+        self.live_kept.pop(tr.path, None)
         self.views.forget(tr)
         self.ws.release(tr.path)
 
