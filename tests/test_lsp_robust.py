@@ -471,12 +471,12 @@ def _coqui_log(path: Path, records: int) -> None:
 
 async def test_a_large_log_is_read_a_budget_at_a_time_after_the_small_runs_with_progress(tmp_path):
     """A 1 GB log held every other run back (157 s) with no progress. The scan judges small logs first; a
-    large one is read 16 MB at a time, with a work-done progress in percent, and an append to a small log
-    made meanwhile is judged before the large one is done."""
+    large one is read 16 MB at a time, with a work-done progress in percent, and a log opened meanwhile is
+    judged before the large one is done."""
     ws = tmp_path / "ws"
     (ws / "big").mkdir(parents=True)
     big = ws / "big" / "trainer_0_log.txt"
-    _coqui_log(big, 150_000)  # 57 MB: four budgets
+    _coqui_log(big, 260_000)  # 100 MB: seven budgets, seconds of reading
     shutil.copytree(RUNS / "gallery-lr_hot", ws / "z-small")  # walked after big/
     old = time.time() - 3 * 86400
     for p in [big, *(ws / "z-small").rglob("*")]:
@@ -488,6 +488,8 @@ async def test_a_large_log_is_read_a_budget_at_a_time_after_the_small_runs_with_
         assert big.as_uri() not in client.diagnostics  # named first by the directory walk, judged last
         late = ws / "z-small" / "metrics.jsonl"
         late.write_text("".join(f'{{"step": {i}, "loss": NaN}}\n' for i in range(5)))
+        client.text_document_did_open(t.DidOpenTextDocumentParams(t.TextDocumentItem(
+            late.as_uri(), "jsonl", 1, late.read_text())))  # opened in the editor: judged between two budgets
         await until(lambda: late.as_uri() in client.diagnostics, timeout=60, what="the new small log judged")
         still_reading = big.as_uri() not in client.diagnostics
         await until(lambda: big.as_uri() in client.diagnostics, timeout=120, what="the large log judged")

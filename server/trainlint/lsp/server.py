@@ -131,9 +131,10 @@ class TrainlintServer(LanguageServer):
             return
         try:
             changed = await self.in_worker(self.ws.refresh, path, READ_BUDGET)
-            progress = None
+            progress, asked = None, False
             while tr.source is not None and tr.source.behind:  # a large log, read a budget at a time
-                progress = progress or await self.progress_begin(f"trainlint: reading {os.path.basename(path)}")
+                if not asked:  # once: a client that does not answer is not asked again at every budget
+                    asked, progress = True, await self.progress_begin(f"trainlint: reading {os.path.basename(path)}")
                 self.progress_report(progress, tr.source.progress())
                 await asyncio.sleep(0)  # what was queued meanwhile (other logs, requests) runs between budgets
                 changed = await self.in_worker(self.ws.refresh, path, READ_BUDGET) or changed
