@@ -218,12 +218,11 @@ class Tail(Source):
         if done:
             self.size, self.mtime_ns, self.behind = st.st_size, st.st_mtime_ns, 0
         else:  # stopped at the budget: the next update goes on from here
-            self.size, self.behind, self._stat_size = -1, max(1, st.st_size - self.offset), st.st_size
+            self.size, self.behind = -1, max(1, st.st_size - self.offset)
         return True
 
     def progress(self) -> float | None:
-        total = getattr(self, "_stat_size", 0)
-        return min(1.0, self.offset / total) if self.behind and total else None
+        return self.offset / (self.offset + self.behind) if self.behind else None
 
     def _seen_end(self, f: Any) -> bytes:
         """The last bytes read as complete lines: an append leaves them as they were, a rewrite does not."""

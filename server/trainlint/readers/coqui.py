@@ -98,7 +98,8 @@ class CoquiReader(FormatReader):
                         continue
                     buf = buffers.get(key)
                     if buf is None:
-                        pairs.get(key) or self._pair(key)
+                        if key not in pairs:
+                            self._pair(key)
                         buf = buffers[key] = ([], [], [], [], [], [], [])
                     step, wall = st.step, st.wall
                     buf[0].append(step)

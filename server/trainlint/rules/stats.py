@@ -251,11 +251,6 @@ def window(s: Series, name: str, a: int, b: int, positions: bool = False) -> Sor
     return w
 
 
-def monotone(s: Series) -> bool:
-    """The steps never go back (so points can be found by a binary search on them)."""
-    return stats(s).first_back is None
-
-
 def first_finite_at(s: Series, x: float) -> int | None:
     """Finite position of the first finite point whose step is >= ``x`` (None when there is none)."""
     st = stats(s)
