@@ -24,12 +24,16 @@ $(FRAMEWORKS): $(STAMP)
 	  || echo "torch or a framework could not be installed: the callback tests will be skipped"
 	touch $(FRAMEWORKS)
 
+# Every step runs whatever the earlier ones returned, and the summary lists each (tests/run_steps.py);
+# make test still fails when any step failed.
+NPM_STEP := if command -v npm >/dev/null 2>&1; then $(MAKE) --no-print-directory extension; \
+  else echo "npm not found: the VS Code extension was not built or tested"; fi
 test: $(STAMP) $(FRAMEWORKS)
-	$(VENV)/bin/ruff check server tests bench fixtures/live
-	$(PY) -m pytest -q -m "not e2e"
-	@if command -v npm >/dev/null 2>&1; then $(MAKE) --no-print-directory extension; \
-	else echo "npm not found: the VS Code extension was not built or tested"; fi
-	$(PY) -m pytest -q -m e2e -rs
+	@$(PY) tests/run_steps.py \
+	  "lint=$(VENV)/bin/ruff check server tests bench fixtures/live" \
+	  "unit=$(PY) -m pytest -q -m 'not e2e'" \
+	  'extension=$(NPM_STEP)' \
+	  "editors=$(PY) -m pytest -q -m e2e -rs"
 
 # The VS Code extension: install (from the lock file), bundle, typecheck, test, package the .vsix with the
 # project's wheel inside (the extension offers to install it into a private environment).

@@ -153,9 +153,21 @@ class Watcher:
 
 def run(paths: list[str], cfg: Config, until_fail: bool = False, as_json: bool = False,
         stall_s: float = 120.0, out: TextIO = sys.stdout) -> int:
+    """Watch until Ctrl-C (exit by the verdict) or, with ``until_fail``, the first FAIL (exit 1).
+
+    Ctrl-C can arrive at any instant, the first judgement and status line included: the whole watch is inside
+    the handler, so it always ends by the verdict reached so far and never as the CLI's "could not judge".
+    """
     import watchfiles
 
     w = Watcher(paths, cfg, out, as_json, stall_s)
+    try:
+        return _watch(w, paths, until_fail, watchfiles)
+    except KeyboardInterrupt:
+        return 1 if w.verdict() == Level.FAIL else 0
+
+
+def _watch(w: Watcher, paths: list[str], until_fail: bool, watchfiles: Any) -> int:
     w.discover()
     for u in w.units.values():
         w.judge(u)
@@ -164,23 +176,20 @@ def run(paths: list[str], cfg: Config, until_fail: bool = False, as_json: bool =
     if until_fail and w.verdict() == Level.FAIL:
         return 1
     roots = [p if os.path.isdir(p) else os.path.dirname(os.path.abspath(p)) for p in paths]
-    try:
-        for changes in watchfiles.watch(*roots, debounce=150, step=50, rust_timeout=1000, yield_on_timeout=True,
-                                        raise_interrupt=True):
-            for _change, changed in changes:
-                if w.unit_of(changed) is None:
-                    w.discover()  # a new log in a watched folder
-                    break
-            # Every unit is asked, not only those named by the events: a stat each, and nothing is missed
-            # between the first judgement and the watcher's start (events are hints, the files are the truth).
-            touched = [u for u in list(w.units.values()) if w.judge(u)]
-            for u in touched:
-                w.emit(u)
-            if touched:
-                w.status()
-            w.stalls()
-            if until_fail and w.verdict() == Level.FAIL:
-                return 1
-    except KeyboardInterrupt:
-        pass
+    for changes in watchfiles.watch(*roots, debounce=150, step=50, rust_timeout=1000, yield_on_timeout=True,
+                                    raise_interrupt=True):
+        for _change, changed in changes:
+            if w.unit_of(changed) is None:
+                w.discover()  # a new log in a watched folder
+                break
+        # Every unit is asked, not only those named by the events: a stat each, and nothing is missed
+        # between the first judgement and the watcher's start (events are hints, the files are the truth).
+        touched = [u for u in list(w.units.values()) if w.judge(u)]
+        for u in touched:
+            w.emit(u)
+        if touched:
+            w.status()
+        w.stalls()
+        if until_fail and w.verdict() == Level.FAIL:
+            return 1
     return 1 if w.verdict() == Level.FAIL else 0
