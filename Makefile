@@ -39,6 +39,7 @@ test: $(STAMP) $(FRAMEWORKS)
 # project's wheel inside (the extension offers to install it into a private environment).
 extension: $(STAMP)
 	cd vscode-extension && npm ci --no-audit --no-fund --loglevel=error
+	cd vscode-extension && TRAINLINT_PYTHON=$(abspath $(PY)) node scripts/formats.mjs
 	cd vscode-extension && npm run --silent build && npm run --silent typecheck
 	cd vscode-extension && TRAINLINT_PYTHON=$(abspath $(PY)) node --test test/
 	rm -rf vscode-extension/bundled && $(PY) -m build --wheel --outdir vscode-extension/bundled . >/dev/null

@@ -9,8 +9,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from trainlint.judge import Report, judge_path
-from trainlint.rules.base import Finding
+from trainlint.core.findings import Finding
+from trainlint.core.report import Report
+from trainlint.judge import judge_path
 
 _NUM = re.compile(r"(?<![\w`.])[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:e[-+]?\d+)?(?=x\b|[^\w`]|$)|\binf\b|\bNaN\b")
 

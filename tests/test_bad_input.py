@@ -15,10 +15,10 @@ import pytest
 
 from conftest import RUNS, series
 from tbwrite import record_offsets, scalar_event, write
+from trainlint.core.findings import Level
 from trainlint.discovery import discover
 from trainlint.judge import judge_path
 from trainlint.readers import open_source, read
-from trainlint.rules.base import Level
 
 CLI = [sys.executable, "-m", "trainlint.cli"]
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from conftest import ROOT
-from trainlint.docs_links import rule_url
+from trainlint.core.docs_links import rule_url
 from trainlint.rules import RULES
 
 DOCS = ROOT / "docs" / "rules"

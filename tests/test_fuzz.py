@@ -14,22 +14,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import FIXTURES, LOGS, RUNS
+from conftest import ROOT
 from tbwrite import scalar_event, write
 from trainlint.judge import judge_log
-from trainlint.readers import FORMATS, NotALog, detect, open_source
+from trainlint.readers import NotALog, detect, formats, open_source
+from trainlint.readers.registry import spec
 
 EXAMPLES = int(os.environ.get("TRAINLINT_FUZZ_EXAMPLES", "60"))
-SEEDS = {
-    "hf-trainer-state": RUNS / "gallery-fp16_nan" / "trainer_state.json",
-    "coqui": RUNS / "xtts-prefix" / "trainer_0_log.txt",
-    "csv": RUNS / "yolo-gallstone" / "results.csv",
-    "jsonl": RUNS / "detectron2-maskrcnn" / "output" / "metrics.json",
-    "text": LOGS / "gpt2_train.11672114.log",
-    "mlflow": next((FIXTURES / "live" / "mlflow-diverge" / "mlruns" / "0").glob("*/metrics/train_loss")),
-    "dvclive": FIXTURES / "live" / "dvclive-diverge" / "dvclive" / "plots" / "metrics" / "train_loss.tsv",
-    "mlflow-db": FIXTURES / "live" / "mlflow-db-diverge" / "mlflow.db",
-}
+FORMATS = formats()
 _TMP = Path(tempfile.mkdtemp(prefix="trainlint-fuzz-"))
 
 
@@ -41,11 +33,18 @@ def _event_seed() -> bytes:
     return next(d.iterdir()).read_bytes()
 
 
+GENERATED_SEEDS = {"tfevents": _event_seed}  # binary formats whose seed the test writes itself
+
+
 def seed_bytes(fmt: str) -> bytes:
-    if fmt == "tfevents":
-        return _event_seed()
-    data = SEEDS[fmt].read_bytes()
-    return data[:60_000]  # keep each example fast: the head is where the structure is
+    """The format's own seed: the fixture its spec names (``fuzz_seed``, a glob allowed), or one written here."""
+    if fmt in GENERATED_SEEDS:
+        return GENERATED_SEEDS[fmt]()
+    declared = spec(fmt).fuzz_seed
+    assert declared, f"format {fmt!r} declares no fuzz_seed in its FormatSpec: the fuzz test has nothing to mutate"
+    matches = sorted(ROOT.glob(declared))
+    assert matches, f"format {fmt!r}: its fuzz_seed {declared} matches no file"
+    return matches[0].read_bytes()[:60_000]  # keep each example fast: the head is where the structure is
 
 
 @st.composite

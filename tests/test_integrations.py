@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from rulekit import judge
+from trainlint.core.findings import Level
 from trainlint.integrations import Guardian
-from trainlint.rules.base import Level
 
 RUNS = Path(__file__).parent / "integrations" / "runs.py"
 FRAMEWORK_MODULE = {"hf": "transformers", "lightning": "lightning", "keras": "keras"}

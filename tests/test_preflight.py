@@ -14,8 +14,8 @@ import pytest
 
 from conftest import FIXTURES, ROOT
 from rulekit import faithful
+from trainlint.core.findings import Level
 from trainlint.preflight import preflight
-from trainlint.rules.base import Level
 
 DATA = FIXTURES / "datasets"
 TRAIN, TEST, CHAT = DATA / "gsm8k_train_head300.jsonl", DATA / "gsm8k_test_head100.jsonl", \

@@ -7,7 +7,7 @@ import math
 import pytest
 
 from conftest import XTTS_EVENTS, XTTS_FULL, XTTS_PREFIX, corpus, series
-from trainlint.model import Aggregation, EventKind, Role
+from trainlint.core.model import Aggregation, EventKind, Role
 from trainlint.readers import read
 
 

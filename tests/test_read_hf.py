@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 from conftest import LOGS, RUNS, corpus, series
-from trainlint.model import Aggregation, EventKind, Role
+from trainlint.core.model import Aggregation, EventKind, Role
 from trainlint.readers import detect, read
 
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from conftest import FIXTURES, series
-from trainlint.lines import split_lines
-from trainlint.model import EventKind, Role
+from trainlint.core.lines import split_lines
+from trainlint.core.model import EventKind, Role
 from trainlint.readers import detect, read
 
 LIVE = FIXTURES / "live"

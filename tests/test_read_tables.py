@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 from conftest import LOGS, RUNS, corpus, series
-from trainlint.model import Role
+from trainlint.core.model import Role
 from trainlint.readers import detect, read
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from conftest import LOGS, corpus, series
-from trainlint.model import EventKind, Role
+from trainlint.core.model import EventKind, Role
 from trainlint.readers import detect, read
 
 

@@ -11,7 +11,7 @@ import pytest
 from conftest import LOGS, RUNS, XTTS_EVENTS, corpus, series
 from rulekit import faithful, judge, only
 from tbwrite import record_offsets, restart_event, scalar_event, write
-from trainlint.model import Aggregation, EventKind, Role
+from trainlint.core.model import Aggregation, EventKind, Role
 from trainlint.readers import read
 
 

@@ -16,8 +16,8 @@ from collections import Counter
 import pytest
 
 import trainlint.judge as judge_mod
+from trainlint.core.model import Series
 from trainlint.judge import judge_log
-from trainlint.model import Series
 from trainlint.readers import open_source
 from trainlint.rules import CHECKS
 from trainlint.rules import stats as stats_mod

@@ -18,7 +18,7 @@ from conftest import GALLERY, RUNS, XTTS_EVENTS, XTTS_FULL, XTTS_PREFIX, corpus
 from rulekit import faithful, ids, jsonl, judge, only
 from tbwrite import record_offsets, scalar_event, write
 from trainlint.config import Config
-from trainlint.rules.base import Level, Skip
+from trainlint.core.findings import Level, Skip
 from trainlint.rules.thresholds import Thresholds
 from trainlint.runs import plan
 

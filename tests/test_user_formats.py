@@ -14,7 +14,7 @@ from lsprotocol import types as t
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
 from trainlint.config import load
-from trainlint.model import Role
+from trainlint.core.model import Role
 from trainlint.readers import open_source
 
 CONFIG = r"""formats:

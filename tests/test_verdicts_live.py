@@ -11,7 +11,7 @@ import pytest
 
 from conftest import CORPUS, FIXTURES, RUNS, corpus
 from rulekit import faithful, ids, judge, only
-from trainlint.rules.base import Level, Skip
+from trainlint.core.findings import Level, Skip
 
 LIVE = FIXTURES / "live"
 # Healthy runs: the gallery's, and corpus runs whose full log has no FAIL and whose notes name no fault.

@@ -2,6 +2,9 @@
 
 Exit codes: 0 judged with no FAIL; 1 a FAIL verdict about the run; 2 could not judge
 (nothing readable, NOT-CHECKED, bad arguments, internal error). Never a traceback to the user.
+
+Each command imports what it needs when it runs (start-up cost: `trainlint check` of one small file does not
+pay for the language server, the outputs it does not print or the dataset linter).
 """
 
 from __future__ import annotations
@@ -13,8 +16,7 @@ import sys
 from collections.abc import Sequence
 
 from . import __version__
-
-EXIT_OK, EXIT_FAIL, EXIT_CANNOT_JUDGE = 0, 1, 2
+from .core.report import EXIT_CANNOT_JUDGE, EXIT_OK, exit_code
 
 
 class _Formatter(argparse.HelpFormatter):
@@ -43,10 +45,10 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"trainlint {__version__}")
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
-    from .readers import FORMATS
+    from .readers import formats
 
     def common(sp: argparse.ArgumentParser) -> None:
-        sp.add_argument("--log-format", choices=FORMATS, help="read every path as this format (skip detection)")
+        sp.add_argument("--log-format", choices=formats(), help="read every path as this format (skip detection)")
         sp.add_argument("--config", help="a .trainlint.yaml to use instead of the nearest one")
 
     c = sub.add_parser("check", help="judge logs and run directories")
@@ -103,6 +105,15 @@ def _parser() -> argparse.ArgumentParser:
     w.add_argument("--stall-seconds", type=float, default=120.0, help="say so when a log has not grown for this long")
     common(w)
 
+    fm = sub.add_parser("formats", help="every log format trainlint reads, from the format registry")
+    fm.add_argument("--json", action="store_true", help="as JSON, with the editor's document patterns and activation "
+                                                       "events (the VS Code extension's build reads it)")
+
+    dc = sub.add_parser("docs", help="regenerate the generated parts of docs/ (rule page heads, shared sections, the "
+                                     "formats table) from the registries")
+    dc.add_argument("--check", action="store_true", help="change nothing; exit 1 when a generated part is stale")
+    dc.add_argument("--dir", default=None, help="the docs folder (default: docs/ of this checkout)")
+
     ed = sub.add_parser("editor-config", help="print the path of the editor configuration trainlint ships")
     ed.add_argument("editor", choices=("nvim",))
 
@@ -130,6 +141,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             return watch(args.paths, _config(args, args.paths[0]), args.until_fail, args.format == "json",
                          args.stall_seconds)
+        if args.command == "formats":
+            return _formats(args)
+        if args.command == "docs":
+            return _docs(args)
         if args.command == "editor-config":
             print(os.path.join(os.path.dirname(os.path.abspath(__file__)), "editors", "trainlint.lua"))
             return EXIT_OK
@@ -147,6 +162,34 @@ def main(argv: Sequence[str] | None = None) -> int:
     return EXIT_CANNOT_JUDGE
 
 
+def _formats(args: argparse.Namespace) -> int:
+    from .editor_formats import editor_formats
+    from .readers.registry import as_json, specs
+
+    if args.json:
+        print(json.dumps({"formats": as_json(), **editor_formats()}, indent=2))
+    else:
+        for s in specs():
+            print(f"{s.name:<18} {s.description}")
+    return EXIT_OK
+
+
+def _docs(args: argparse.Namespace) -> int:
+    from . import docgen
+
+    root = args.dir or os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs")
+    if not os.path.isdir(os.path.join(root, "rules")):
+        print(f"trainlint: docs: no rules/ folder in {root} (run from a checkout, or pass --dir)", file=sys.stderr)
+        return EXIT_CANNOT_JUDGE
+    stale = docgen.run(root, args.check)
+    for s in stale:
+        print(f"{os.path.relpath(s.path)}: {'stale' if args.check else 'written'}: {s.why}")
+    if args.check and stale:
+        print("trainlint: docs are stale: run `trainlint docs`", file=sys.stderr)
+        return 1
+    return EXIT_OK
+
+
 def _config(args: argparse.Namespace, start: str):  # type: ignore[no-untyped-def]
     from . import config
 
@@ -157,9 +200,9 @@ def _config(args: argparse.Namespace, start: str):  # type: ignore[no-untyped-de
 
 
 def _check(args: argparse.Namespace) -> int:
-    from .judge import Report, judge_path, not_checked
+    from .core.report import Report
+    from .judge import judge_path, not_checked
     from .output import check_text
-    from .rules.base import Level
     from .runs import Companions, plan
 
     cfg = _config(args, args.paths[0])
@@ -227,16 +270,11 @@ def _check(args: argparse.Namespace) -> int:
     # A file in which nothing was measured (a stdout with only warnings, an hparams-only event file) does not
     # decide the exit code of a check that judged other logs; alone, it is still "could not judge" (2).
     judged = [r for r in reports if not _nothing_measured(r)] or reports
-    verdicts = [r.verdict for r in judged]
-    if Level.FAIL in verdicts:
-        return EXIT_FAIL
-    if not reports or Level.NOT_CHECKED in verdicts:
-        return EXIT_CANNOT_JUDGE
-    return EXIT_OK
+    return exit_code(r.verdict for r in judged)
 
 
 def _nothing_measured(rep) -> bool:  # type: ignore[no-untyped-def]
-    from .rules.base import Level
+    from .core.findings import Level
 
     return (rep.verdict == Level.NOT_CHECKED and rep.log is not None and rep.error is None
             and not any(len(s) for s in rep.log.series.values()))
@@ -278,9 +316,9 @@ def _one_log(path: str) -> str:
 
 
 def _compare(args: argparse.Namespace) -> int:
+    from .core.findings import Level
     from .judge import compare_paths, judge_path
     from .output import check_json, check_text, sarif
-    from .rules.base import Level
 
     cfg = _config(args, args.baseline)
     base = judge_path(_one_log(args.baseline), cfg, args.log_format)
@@ -296,12 +334,7 @@ def _compare(args: argparse.Namespace) -> int:
                     print(check_text.finding_line(f))
             if not args.quiet:
                 print(f"{check_text.rel(rep.path)} vs {check_text.rel(base.path)}: {rep.verdict.value}")
-    verdicts = [r.verdict for r in reports]
-    if Level.FAIL in verdicts:
-        return EXIT_FAIL
-    if Level.NOT_CHECKED in verdicts:
-        return EXIT_CANNOT_JUDGE
-    return EXIT_OK
+    return exit_code(r.verdict for r in reports)
 
 
 def _series(args: argparse.Namespace) -> int:

@@ -23,9 +23,9 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
-from .fsio import open_regular
-from .model import Role
-from .roles import ROLE_NAMES, RoleMap
+from .core.fsio import open_regular
+from .core.model import Role
+from .core.roles import ROLE_NAMES, RoleMap
 from .rules.thresholds import Thresholds
 
 if TYPE_CHECKING:
@@ -157,7 +157,7 @@ def _formats(cfg: Config, raw: Any, lines: dict[tuple[Any, ...], int]) -> None:
     """``formats:`` -> UserFormat entries; a bad entry is an error on its line of the YAML file."""
     import re
 
-    from .readers.custom import UserFormat
+    from .readers.custom import UserFormat  # start-up: only a configuration with `formats:` needs it
 
     if raw is None:
         return

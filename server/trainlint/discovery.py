@@ -12,8 +12,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from .fsio import open_regular
+from .core.fsio import open_regular
 from .readers import Detection, detect
+from .readers.registry import candidate_suffixes
 from .readers.stores import store_kind
 from .readers.tfevents import is_event_file, split_dirs
 
@@ -21,7 +22,8 @@ SKIP_DIRS = {"node_modules", "__pycache__", "site-packages", ".venv", "venv", ".
              ".mypy_cache", ".ruff_cache", ".pytest_cache", "media", "artifacts"}
 MAX_DEPTH = 64
 DATASET_DIRS = {"data", "dataset", "datasets"}  # a .jsonl of examples in such a folder is a dataset, not a log
-CANDIDATE_SUFFIXES = {".txt", ".log", ".json", ".jsonl", ".csv", ".out", ".wandb", ".db"}
+# Suffixes said "not read" by name, though no format reads them (the W&B binary datastore).
+NOTED_SUFFIXES = frozenset({".wandb"})
 # Files that share a log's suffix but never hold a training curve.
 NOT_LOGS = {"config.json", "run_meta.json", "wandb-summary.json", "wandb-metadata.json", "wandb-events.jsonl",
             "requirements.txt", "package.json", "package-lock.json", "tsconfig.json", "tokenizer.json",
@@ -33,6 +35,13 @@ NOT_LOGS = {"config.json", "run_meta.json", "wandb-summary.json", "wandb-metadat
 # W&B's debug logs (wandb/debug.log, logs/debug-internal.log, debug-core.log, debug-cli.root.log) are the
 # client's own logging, never a training curve.
 _NOT_LOG_NAME = re.compile(r"^debug(?:-internal|-core|-cli\.[\w.-]+)?\.log$")
+
+
+def is_candidate(name: str) -> bool:
+    """Whether a file of this name may be a log by its suffix: a suffix some format declares (the format
+    registry), or one said "not read" by name."""
+    suffix = os.path.splitext(name)[1].lower()
+    return suffix in candidate_suffixes() or suffix in NOTED_SUFFIXES
 
 
 def within(path: str, root: str) -> bool:
@@ -97,7 +106,7 @@ def discover(root: str, max_files: int = 100_000, formats: Any = None) -> Discov
                 continue
             declared = formats is not None and formats.format_for(path) is not None
             if not declared and (name in NOT_LOGS or _NOT_LOG_NAME.match(name)
-                                 or os.path.splitext(name)[1].lower() not in CANDIDATE_SUFFIXES):
+                                 or not is_candidate(name)):
                 continue  # not counted: 100,000 images before runs/ must not use up the limit
             seen += 1
             if seen > max_files:

@@ -19,8 +19,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from .model import LogFile, Series
-from .output.values import fmt_step
+from .core.model import LogFile, Series
+from .core.values import fmt_step
 
 
 @dataclass(eq=False)

@@ -9,53 +9,21 @@ from __future__ import annotations
 
 import math
 import os
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from .config import Config
-from .model import Location, LogFile, Role
-from .output.values import fmt_step
+from .core.findings import Evidence, Finding, Level, Ratio, Related, Rule, Skip, SkipReason, Step
+from .core.model import Location, LogFile, Role
+from .core.report import Report, verdict_of
+from .core.values import fmt_step
 from .readers import NotALog, Source, open_source
-from .rules import CHECKS, TP_NO_LOSS, TP_NOT_CHECKED, TP_PASS, run_level
-from .rules.base import (
-    Context,
-    Evidence,
-    Finding,
-    Level,
-    Measurement,
-    Ratio,
-    Related,
-    Rule,
-    Skip,
-    SkipReason,
-    Step,
-)
+from .rules import AFTER_CHECKS, CHECKS, COMPARE_CHECKS, TP_NO_LOSS, TP_NOT_CHECKED, TP_PASS, run_level
+from .rules.base import Context
+from .rules.registry import after_findings
 from .runs import Companions, collect_facts
 
 if TYPE_CHECKING:
     from typing import Any
-
-ORDER = {Level.FAIL: 0, Level.WARN: 1, Level.NOT_CHECKED: 2, Level.PASS: 3, Level.INFO: 4}
-
-
-@dataclass
-class Report:
-    path: str
-    format: str | None
-    verdict: Level
-    findings: list[Finding] = field(default_factory=list)
-    ran: list[str] = field(default_factory=list)
-    skipped: dict[str, SkipReason] = field(default_factory=dict)
-    coverage: dict[str, dict[str, SkipReason | None]] = field(default_factory=dict)
-    measurements: list[Measurement] = field(default_factory=list)
-    log: LogFile | None = None
-    error: str | None = None
-    baseline: str | None = None     # compare reports: the baseline's path
-
-
-def worst(levels: list[Level]) -> Level | None:
-    return min(levels, key=lambda lv: ORDER[lv]) if levels else None
-
 
 def judge_log(log: LogFile, cfg: Config | None = None, facts: dict[str, Any] | None = None) -> Report:
     cfg = cfg or Config()
@@ -75,8 +43,10 @@ def judge_log(log: LogFile, cfg: Config | None = None, facts: dict[str, Any] | N
             rep.ran.append(check.name)
         ids = {r.id for r in enabled}
         rep.findings.extend(f for f in result.findings if f.id in ids)
-    if cfg.enabled(run_level.TL_SERIES_DISAGREE.id):
-        rep.findings.extend(run_level.series_disagree(ctx, rep.findings, rep.measurements))
+    for check in AFTER_CHECKS:  # checks that read the others' findings
+        ids = {r.id for r in check.rules if cfg.enabled(r.id)}
+        if ids:
+            rep.findings.extend(f for f in after_findings(check, ctx, rep.findings, rep.measurements) if f.id in ids)
     _same_points(rep.findings, log, ctx.facts.get("companion_logs") or [])
     if ctx.facts.get("log_is_prefix"):
         for f in rep.findings:
@@ -135,18 +105,12 @@ def _conclude(rep: Report, cfg: Config) -> None:
             + (f" (series read: {', '.join(names)})" if names else "")
             + ". If one of these is a loss under another name, map it under `roles:` in .trainlint.yaml.",
             Evidence(values, template), _file_start(log)))
-    if Level.FAIL in levels:
-        rep.verdict = Level.FAIL
-    elif Level.WARN in levels:
-        rep.verdict = Level.WARN
-    elif not has_loss or not rep.ran:
-        rep.verdict = Level.NOT_CHECKED
+    rep.verdict = verdict_of(levels, judged=has_loss and bool(rep.ran))
+    if rep.verdict == Level.NOT_CHECKED:
         if has_loss and cfg.enabled(TP_NOT_CHECKED.id):
             rep.findings.append(_summary(TP_NOT_CHECKED, rep, log, "No check could run on this log."))
-    else:
-        rep.verdict = Level.PASS
-        if cfg.enabled(TP_PASS.id):
-            rep.findings.append(_summary(TP_PASS, rep, log, "No check found a problem."))
+    elif rep.verdict == Level.PASS and cfg.enabled(TP_PASS.id):
+        rep.findings.append(_summary(TP_PASS, rep, log, "No check found a problem."))
 
 
 def _summary(rule: Rule, rep: Report, log: LogFile, head: str) -> Finding:
@@ -170,13 +134,10 @@ def _summary(rule: Rule, rep: Report, log: LogFile, head: str) -> Finding:
 
 def compare_paths(baseline: Report, run: Report, cfg: Config | None = None) -> Report:
     """A compare report: the run's compare findings against the baseline, naming both files."""
-    from .rules.compare import compare
-
     cfg = cfg or Config()
-    findings = [f for f in compare(run, baseline, cfg.thresholds) if cfg.enabled(f.id)]
+    findings = [f for c in COMPARE_CHECKS for f in c.run(run, baseline, cfg.thresholds) if cfg.enabled(f.id)]
     levels = {f.level for f in findings}
-    verdict = (Level.FAIL if Level.FAIL in levels else Level.WARN if Level.WARN in levels
-               else Level.NOT_CHECKED if Level.NOT_CHECKED in levels else Level.PASS)
+    verdict = verdict_of(levels, judged=Level.NOT_CHECKED not in levels)
     return Report(run.path, run.format, verdict, findings, log=run.log, baseline=baseline.path, error=run.error)
 
 

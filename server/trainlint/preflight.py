@@ -15,10 +15,12 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from .judge import READ_ERRORS, Report, read_failure, worst
-from .model import Location
+from .core.findings import Evidence, Finding, Level, Measurement, Ratio, Related
+from .core.model import Location
+from .core.report import Report, verdict_of
+from .core.report import exit_code as report_exit_code
+from .judge import READ_ERRORS, read_failure
 from .readers.dataset import examples, lines
-from .rules.base import Evidence, Finding, Level, Measurement, Ratio, Related
 from .rules.dataset import (
     TL_PRE_NO_EOS,
     TL_PRE_NO_EXAMPLES,
@@ -277,12 +279,9 @@ def _tokenizer_not_checked(path: str, why: str) -> Finding:
 
 def _verdict(findings: list[Finding]) -> Level:
     levels = {f.level for f in findings}
-    return worst([lv for lv in (Level.FAIL, Level.WARN, Level.NOT_CHECKED) if lv in levels]) or Level.PASS
+    return verdict_of(levels, judged=Level.NOT_CHECKED not in levels)
 
 
 def exit_code(reports: list[Report]) -> int:
     """1 for a FAIL; else 2 when a check could not run (NOT-CHECKED); else 0 (WARN does not fail a build)."""
-    levels = {f.level for r in reports for f in r.findings} | {r.verdict for r in reports}
-    if Level.FAIL in levels:
-        return 1
-    return 2 if Level.NOT_CHECKED in levels or not reports else 0
+    return report_exit_code({f.level for r in reports for f in r.findings} | {r.verdict for r in reports})

@@ -16,8 +16,8 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from .core.model import LogFile
 from .discovery import discover
-from .model import LogFile
 from .readers import NotALog, Source, open_source
 
 _CKPT_NAMES = (

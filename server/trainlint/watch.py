@@ -16,10 +16,11 @@ from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 from .config import Config
-from .judge import READ_ERRORS, Report, judge_log, open_log, read_failure
+from .core.findings import Finding, Level
+from .core.report import Report
+from .judge import READ_ERRORS, judge_log, open_log, read_failure
 from .output.check_text import finding_line, rel
 from .readers import Source
-from .rules.base import Finding, Level
 from .runs import Companions, collect_facts, plan
 
 COLOURS = {Level.FAIL: "\x1b[31m", Level.WARN: "\x1b[33m"}

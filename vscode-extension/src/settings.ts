@@ -29,11 +29,7 @@ export function readSettings(get: Getter): ServerSettings {
 export const RESTART_KEYS = ["trainlint.interpreter", "trainlint.args", "trainlint.path", "trainlint.importStrategy"];
 
 /** The files the client attaches to (the server finds unopened logs on its own). */
-export const DOCUMENT_PATTERNS = [
-  "**/trainer_state.json", "**/trainer_*_log.txt", "**/*.jsonl", "**/*.csv", "**/*.log", "**/metrics.json",
-  "**/scalars.json", "**/log.txt", "**/*.txt",
-];
-
+export { DOCUMENT_PATTERNS } from "./formats.generated";
 /** The worst verdict among diagnostics, for the status bar: Error -> FAIL, Warning -> WARN. */
 export function worstVerdict(severities: number[]): string {
   if (severities.includes(0)) return "FAIL";

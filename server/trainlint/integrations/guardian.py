@@ -14,10 +14,10 @@ import time
 from typing import TYPE_CHECKING
 
 from ..config import Config, load
+from ..core.findings import Finding, Level
+from ..core.model import LogFile
 from ..judge import judge_log
-from ..model import LogFile
 from ..readers.jsonl import JsonlReader
-from ..rules.base import Finding, Level
 
 if TYPE_CHECKING:
     from collections.abc import Mapping

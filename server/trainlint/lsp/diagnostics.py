@@ -13,11 +13,11 @@ from typing import Any
 
 from lsprotocol import types as t
 
-from ..docs_links import rule_url
+from ..core.docs_links import rule_url
+from ..core.findings import Finding, Level
+from ..core.model import Location, LogFile
+from ..core.values import clean
 from ..events_view import EventsView, render
-from ..model import Location, LogFile
-from ..output.values import clean
-from ..rules.base import Finding, Level
 from .settings import Settings
 from .workspace import Tracked
 

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import math
 
-from ..docs_links import rule_url
-from ..model import LogFile, Series
-from ..output.values import fmt_step, fmt_value
+from ..core.docs_links import rule_url
+from ..core.findings import Finding, Ratio, Step
+from ..core.model import LogFile, Series
+from ..core.values import fmt_step, fmt_value
 from ..rules import RULES
-from ..rules.base import Finding, Ratio, Step
 
 BLOCKS = "▁▂▃▄▅▆▇█"
 MARKS = {"end": "◆", "minimum": "◇", "best": "◇", "spike": "▲", "first-non-finite": "×", "non-finite": "×",

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from lsprotocol import types as t
 
-from ..model import EventKind, LogFile
-from ..output.values import fmt_step
-from ..rules.base import Level
+from ..core.findings import Level
+from ..core.model import EventKind, LogFile
+from ..core.values import fmt_step
 from .workspace import Tracked
 
 _SYMBOL_KIND = {

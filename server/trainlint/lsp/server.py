@@ -28,7 +28,7 @@ from pygls.uris import to_fs_path
 
 from .. import __version__
 from ..discovery import folders
-from ..readers import BINARY_FORMATS
+from ..readers import binary_formats
 from ..readers.tfevents import is_event_file
 from ..runs import is_artefact
 from . import diagnostics as dg
@@ -45,8 +45,14 @@ RESCAN = "trainlint.rescan"
 MAX_WATCHED = 8192  # folders watched (inotify's max_user_watches is 8192 on older kernels)
 MAX_LIVE_KEPT = 16  # unopened logs still being written that keep their points (the others are read again)
 READ_BUDGET = 16 << 20  # bytes of a log read at a time before queued work gets its turn
-WATCH_GLOBS = ("**/trainer_state.json", "**/trainer_*_log.txt", "**/events.out.tfevents.*", "**/*.csv",
-               "**/*.jsonl", "**/*.log", "**/metrics.json", "**/scalars.json", "**/log.txt", "**/.trainlint.yaml")
+CONFIG_GLOBS = ("**/.trainlint.yaml",)
+
+
+def watch_globs() -> tuple[str, ...]:
+    """What the client is asked to watch: every format's globs (the format registry) and the configuration."""
+    from ..readers.registry import watch_globs as format_globs  # start-up: imports every reader module
+
+    return (*format_globs(), *CONFIG_GLOBS)
 
 
 class TrainlintServer(LanguageServer):
@@ -446,7 +452,7 @@ async def on_initialized(ls: TrainlintServer, params: t.InitializedParams) -> No
         try:
             await ls.client_register_capability_async(t.RegistrationParams([t.Registration(
                 str(uuid.uuid4()), t.WORKSPACE_DID_CHANGE_WATCHED_FILES,
-                t.DidChangeWatchedFilesRegistrationOptions([t.FileSystemWatcher(g) for g in WATCH_GLOBS]))]))
+                t.DidChangeWatchedFilesRegistrationOptions([t.FileSystemWatcher(g) for g in watch_globs()]))]))
         except Exception as e:
             log.info("client did not register file watchers: %s", e)
     ls.spawn(ls.scan(), "initial scan")
@@ -622,7 +628,7 @@ async def on_render_events(ls: TrainlintServer, params: Any) -> dict[str, Any]:
     if not member:
         raise ValueError(f"not a file URI: {uri}")
     tr = ls.ws.by_file(member) or await ls.in_worker(ls.ws.track, member)
-    if tr is None or tr.format not in BINARY_FORMATS:
+    if tr is None or tr.format not in binary_formats():
         raise ValueError(f"not a TensorBoard event file or an MLflow SQLite store: {uri}")
     await ls.judge(tr.path)
     await ls.points_of(tr)

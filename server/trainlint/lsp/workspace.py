@@ -13,14 +13,15 @@ from typing import Any
 
 from .. import config as config_mod
 from ..config import Config
-from ..discovery import CANDIDATE_SUFFIXES, NOT_LOGS, SKIP_DIRS, dataset_reason, within
-from ..judge import READ_ERRORS, Report, compare_paths, judge_log, judge_path, read_failure
-from ..model import LogFile, Series
+from ..core.findings import Level
+from ..core.model import LogFile, Series
+from ..core.report import Report
+from ..discovery import NOT_LOGS, SKIP_DIRS, dataset_reason, is_candidate, within
+from ..judge import READ_ERRORS, compare_paths, judge_log, judge_path, read_failure
 from ..preflight import is_eval_file, preflight
 from ..readers import Source, detect, open_source
 from ..readers.stores import store_run_of
 from ..readers.tfevents import SPLITS, is_event_file, split_dirs
-from ..rules.base import Level
 from ..runs import Companions, collect_facts, plan, run_dir
 
 log = logging.getLogger(__name__)
@@ -157,7 +158,7 @@ class Workspace:
         name = os.path.basename(path)
         if is_event_file(name):
             return True
-        return name not in NOT_LOGS and os.path.splitext(name)[1].lower() in CANDIDATE_SUFFIXES
+        return name not in NOT_LOGS and is_candidate(name)
 
     def track(self, path: str) -> Tracked | None:
         """Track one path (opened in the editor, or new on disk) if it is a training log."""

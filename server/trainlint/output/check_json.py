@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .. import __version__
-from ..judge import Report, worst
-from ..model import Location
-from ..rules.base import Finding
-from .values import clean, json_step
+from ..core.findings import Finding
+from ..core.model import Location
+from ..core.report import Report, worst
+from ..core.values import clean, json_step
 
 if TYPE_CHECKING:
     from typing import Any

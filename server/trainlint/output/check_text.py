@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import os
 
-from ..judge import Report
-from ..model import Location, LogFile
-from ..rules.base import Finding, Level
+from ..core.findings import Finding, Level
+from ..core.model import Location, LogFile
+from ..core.report import Report
 
 
 def rel(path: str, base: str | None = None) -> str:

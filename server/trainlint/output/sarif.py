@@ -7,12 +7,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .. import __version__
-from ..docs_links import rule_url
-from ..judge import Report
-from ..model import Location
+from ..core.docs_links import rule_url
+from ..core.findings import Level
+from ..core.model import Location
+from ..core.report import Report
+from ..core.values import clean
 from ..rules import RULES
-from ..rules.base import Level
-from .values import clean
 
 if TYPE_CHECKING:
     from typing import Any

@@ -6,8 +6,8 @@ import math
 import os
 from typing import TYPE_CHECKING
 
-from ..model import LogFile, Series
-from .values import clean, fmt_step, fmt_value, json_number, json_step
+from ..core.model import LogFile, Series
+from ..core.values import clean, fmt_step, fmt_value, json_number, json_step
 
 if TYPE_CHECKING:
     from typing import Any

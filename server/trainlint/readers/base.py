@@ -16,12 +16,13 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..fsio import TooLarge, open_regular
-from ..lines import count_breaks, count_breaks_bytes, ends_with_break
-from ..model import LogFile, Series, series_key
-from ..roles import Classified, RoleMap, classify
+from ..core.fsio import TooLarge, open_regular
+from ..core.lines import count_breaks, count_breaks_bytes, ends_with_break
+from ..core.model import LogFile, Series, series_key
+from ..core.roles import Classified, RoleMap, classify
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any, ClassVar
 
 CHUNK = 4 << 20          # bytes read per call
@@ -324,3 +325,10 @@ class Tail(Source):
         self.reader.scan(text, self.next_line)
         self.next_line += n if ends_with_break(chunk) else n + 1
         self.offset = offset + len(chunk)
+
+
+def line_format(fmt: str, reader: type[FormatReader]) -> Callable[[str, RoleMap | None], Source]:
+    """How a line-based format is opened: its reader behind a ``Tail`` (for a ``FormatSpec``)."""
+    def open_tail(path: str, roles: RoleMap | None = None) -> Source:
+        return Tail(path, reader(LogFile(path=path, format=fmt), roles))
+    return open_tail

@@ -15,10 +15,11 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from ..lines import count_breaks
-from ..model import Aggregation, Event, EventKind, Locator, LogFile, Role, Series, parse_number
-from ..roles import Classified, RoleMap, classify
-from .base import FormatReader
+from ..core.lines import count_breaks
+from ..core.model import Aggregation, Event, EventKind, Locator, LogFile, Role, Series, parse_number
+from ..core.roles import Classified, RoleMap, classify
+from .base import FormatReader, line_format
+from .registry import Detection, FormatSpec, Probe
 
 _ESC = r"(?:\x1b\[[\d;]*m)*"
 # The leading look-ahead lets the engine skip, in C, every position that cannot start a match. Runs are
@@ -213,3 +214,18 @@ def _ev(kind: EventKind, step: float | None, line: int, text: str, **detail: obj
 
 def looks_like(head: str) -> bool:
     return "GLOBAL_STEP:" in head and "| > " in head
+
+
+_COQUI_NAME = re.compile(r"^trainer_\d+_log\.txt$")
+
+
+def _sniff(p: Probe) -> Detection | None:
+    if _COQUI_NAME.match(p.name) or looks_like(p.head):
+        return Detection("coqui", "Coqui trainer step blocks")
+    return None
+
+
+FORMAT = FormatSpec(
+    "coqui", "Coqui TTS trainer_0_log.txt (step blocks)", open=line_format("coqui", CoquiReader), priority=30,
+    sniff=_sniff, suffixes=(".txt",), globs=("**/trainer_*_log.txt",), activation=("**/trainer_*_log.txt",),
+    fuzz_seed="fixtures/runs/xtts-prefix/trainer_0_log.txt")

@@ -13,10 +13,11 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from ..lines import split_lines
-from ..model import Locator, LogFile, Series, parse_number
-from ..roles import RoleMap
-from .base import FormatReader
+from ..core.lines import split_lines
+from ..core.model import Locator, LogFile, Series, parse_number
+from ..core.roles import RoleMap
+from .base import FormatReader, line_format
+from .registry import Detection, FormatSpec, Probe
 
 STEP_COLUMNS = ("step", "global_step", "iteration", "iter", "_step", "epoch")
 WALL_COLUMNS = {"time"}  # ultralytics: seconds since the start
@@ -172,3 +173,15 @@ def _is_num(cell: str) -> bool:
         return True
     except ValueError:
         return False
+
+
+def _sniff(p: Probe) -> Detection | None:
+    if p.suffix == ".csv" or looks_like(p.head):
+        return Detection("csv", "a header row and numeric rows")
+    return None
+
+
+FORMAT = FormatSpec(
+    "csv", "CSV with a header row: Lightning / Keras CSVLogger, ultralytics results.csv",
+    open=line_format("csv", CsvReader), priority=50, sniff=_sniff, suffixes=(".csv",), globs=("**/*.csv",),
+    activation=("**/metrics.csv", "**/results.csv"), fuzz_seed="fixtures/runs/yolo-gallstone/results.csv")

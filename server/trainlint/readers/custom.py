@@ -10,9 +10,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..lines import split_lines
-from ..model import Locator, LogFile, parse_number
-from ..roles import RoleMap
+from ..core.lines import split_lines
+from ..core.model import Locator, LogFile, parse_number
+from ..core.roles import RoleMap
 from .base import FormatReader
 
 MAX_MATCH_LINE = 4096  # a user pattern only sees the first 4 KB of a line: no pathological backtracking on huge ones

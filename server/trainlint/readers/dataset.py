@@ -13,8 +13,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from ..fsio import open_regular
-from ..lines import split_lines
+from ..core.fsio import open_regular
+from ..core.lines import split_lines
 
 CHAT_FIELDS = ("messages", "conversations", "conversation")
 PAIRS = (("prompt", "completion"), ("instruction", "input", "output"), ("question", "answer"),

@@ -13,10 +13,11 @@ import re
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
-from ..lines import count_breaks
-from ..model import Aggregation, Event, EventKind, Locator, Role
-from ..roles import Classified, classify
-from .base import FormatReader
+from ..core.lines import count_breaks
+from ..core.model import Aggregation, Event, EventKind, Locator, Role
+from ..core.roles import Classified, classify
+from .base import FormatReader, line_format
+from .registry import Detection, FormatSpec, Probe
 
 FACT_KEYS = (
     "max_steps", "global_step", "num_train_epochs", "epoch", "logging_steps", "eval_steps", "save_steps",
@@ -153,3 +154,17 @@ def _json_error(e: ValueError) -> str:
 def looks_like(head: str) -> bool:
     return '"log_history"' in head
 
+
+def _sniff(p: Probe) -> Detection | None:
+    if looks_like(p.head):
+        return Detection("hf-trainer-state", "JSON with log_history")
+    if p.name == "trainer_state.json":
+        return Detection(None, "named trainer_state.json but has no log_history: not HF Trainer output")
+    return None
+
+
+FORMAT = FormatSpec(
+    "hf-trainer-state", "HF Trainer trainer_state.json (its log_history)",
+    open=line_format("hf-trainer-state", HFTrainerStateReader), priority=20, sniff=_sniff, suffixes=(".json",),
+    globs=("**/trainer_state.json",), activation=("**/trainer_state.json",),
+    fuzz_seed="fixtures/runs/gallery-fp16_nan/trainer_state.json")

@@ -12,11 +12,12 @@ import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from ..lines import split_lines
-from ..model import Aggregation, Event, EventKind, LogFile, Role
-from ..roles import Classified, RoleMap, classify
-from .base import FormatReader
+from ..core.lines import split_lines
+from ..core.model import Aggregation, Event, EventKind, LogFile, Role
+from ..core.roles import Classified, RoleMap, classify
+from .base import FormatReader, line_format
 from .hf_trainer_state import json_key_locator
+from .registry import Detection, FormatSpec, Probe
 
 if TYPE_CHECKING:
     from typing import Any
@@ -231,3 +232,15 @@ def looks_like(head: str) -> bool:
             # A first line longer than the head we sniffed is still JSONL if it starts like it.
             return line.startswith('{"')
     return False
+
+
+def _sniff(p: Probe) -> Detection | None:
+    return Detection("jsonl", "one JSON object per line") if looks_like(p.head) else None
+
+
+FORMAT = FormatSpec(
+    "jsonl", "JSON lines: detectron2 / mmengine metrics.json, LLaMA-Factory trainer_log.jsonl, W&B history",
+    open=line_format("jsonl", JsonlReader), priority=40, sniff=_sniff, suffixes=(".jsonl", ".json"),
+    globs=("**/*.jsonl", "**/metrics.json", "**/scalars.json"),
+    activation=("**/trainer_log.jsonl", "**/wandb-history.jsonl", "**/scalars.json"),
+    fuzz_seed="fixtures/runs/detectron2-maskrcnn/output/metrics.json")

@@ -12,10 +12,11 @@ import math
 import os
 import sqlite3
 
-from ..fsio import open_regular
-from ..model import LogFile, Series
-from ..roles import RoleMap, classify
+from ..core.fsio import open_regular
+from ..core.model import LogFile, Series
+from ..core.roles import RoleMap, classify
 from .base import SeriesOnly, Source
+from .registry import Detection, FormatSpec, Probe
 
 MAX_DB_BYTES = 512 << 20
 _QUERY = """
@@ -94,3 +95,17 @@ class MlflowDbTail(Source):
                 fresh.facts["run_status"] = str(status).lower()
         self.log.__dict__.update(fresh.__dict__)
         return True
+
+
+def _sniff(p: Probe) -> Detection | None:
+    if not p.raw.startswith(b"SQLite format 3\x00"):
+        return None
+    if is_mlflow_db(p.path):
+        return Detection("mlflow-db", "an MLflow SQLite store (metrics and runs tables)")
+    return Detection(None, "an SQLite database without MLflow's metrics and runs tables")
+
+
+FORMAT = FormatSpec(
+    "mlflow-db", "an MLflow SQLite store (mlflow.db)", open=MlflowDbTail, priority=10, sniff=_sniff,
+    suffixes=(".db",), activation=("**/mlflow.db",), binary=True, document=False,
+    fuzz_seed="fixtures/live/mlflow-db-diverge/mlflow.db")

@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import os
 
-from ..fsio import open_regular
-from ..model import NUMBER_RE, Locator, LogFile, parse_number
-from ..roles import RoleMap
+from ..core.fsio import open_regular
+from ..core.model import NUMBER_RE, Locator, LogFile, parse_number
+from ..core.roles import RoleMap
 from .base import MAX_LINE, SeriesOnly, Source
+from .registry import Detection, FormatSpec
 
 MLFLOW_STATUS = {1: "running", 2: "scheduled", 3: "finished", 4: "failed", 5: "killed"}
 _MLFLOW_LINE = Locator.compile(r"^\S+ (?P<v>" + NUMBER_RE + r") ")
@@ -145,3 +146,27 @@ class StoreTail(Source):
         s = self.reader.series(key, locator=locator, member=full)
         s.append(step, value, n)
         self.log.facts["last_step"] = max(step, float(self.log.facts.get("last_step", step)))
+
+
+def _sniff_mlflow(path: str) -> Detection | None:
+    if store_kind(path) != "mlflow":
+        return None
+    if mlflow_meta(path).get("lifecycle_stage") == "deleted":
+        return Detection(None, "a deleted MLflow run")
+    return Detection("mlflow", "an MLflow run folder (meta.yaml and metrics/)")
+
+
+def _sniff_dvclive(path: str) -> Detection | None:
+    return Detection("dvclive", "a DVCLive folder (plots/metrics/*.tsv)") if store_kind(path) == "dvclive" else None
+
+
+FORMATS = (
+    FormatSpec("mlflow", "an MLflow file-store run folder (mlruns/<experiment>/<run>/metrics/)",
+               open=lambda path, roles=None: StoreTail(path, "mlflow", roles), priority=60, sniff_dir=_sniff_mlflow,
+               activation=("**/mlruns/**/meta.yaml",), document=False,
+               fuzz_seed="fixtures/live/mlflow-diverge/mlruns/0/*/metrics/train_loss"),
+    FormatSpec("dvclive", "a DVCLive folder (dvclive/plots/metrics/*.tsv)",
+               open=lambda path, roles=None: StoreTail(path, "dvclive", roles), priority=61, sniff_dir=_sniff_dvclive,
+               document=False,
+               fuzz_seed="fixtures/live/dvclive-diverge/dvclive/plots/metrics/train_loss.tsv"),
+)

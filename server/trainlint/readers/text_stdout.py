@@ -21,10 +21,11 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from ..lines import MAX_MATCH_LINE, split_lines
-from ..model import NUMBER_RE, Event, EventKind, Locator, LogFile, Role, Series, parse_number
-from ..roles import Classified, RoleMap, classify
-from .base import FormatReader
+from ..core.lines import MAX_MATCH_LINE, split_lines
+from ..core.model import NUMBER_RE, Event, EventKind, Locator, LogFile, Role, Series, parse_number
+from ..core.roles import Classified, RoleMap, classify
+from .base import FormatReader, line_format
+from .registry import HEAD_BYTES, Detection, FormatSpec, Probe
 
 _NUM = r"(?:" + NUMBER_RE + r")"
 # Terminal control: colours and cursor moves (Keras, tqdm's nested bars) and backspaces.
@@ -460,3 +461,24 @@ def looks_like(head: str) -> bool:
                 and any(k in low for k in ("step", "iter", "epoch", "s:", "%|", "num_updates"))):
             return True
     return False
+
+
+# Names trainers give their stdout: read as text even before the first step is logged.
+_STDOUT_NAME = re.compile(r"^(train|training|log|main|output|out|stdout)\.(log|txt)$|^slurm-\d+\.out$")
+
+
+def _sniff(p: Probe) -> Detection | None:
+    """Last of the content sniffs: a step and a loss on some line of the head, then of up to 1 MB (long
+    preambles hide logs), then a stdout file name."""
+    if looks_like(p.head) or (len(p.raw) == HEAD_BYTES and looks_like(p.more())):
+        return Detection("text", "lines with a step and a loss")
+    if _STDOUT_NAME.match(p.name):
+        return Detection("text", "a trainer stdout file name")
+    return None
+
+
+FORMAT = FormatSpec(
+    "text", "stdout of a live run: HF Trainer, tqdm / Lightning bars, Keras, nanoGPT, llm.c, Megatron, …",
+    open=line_format("text", TextStdoutReader), priority=90, sniff=_sniff, suffixes=(".txt", ".log", ".out"),
+    globs=("**/*.log", "**/log.txt"), extras={"documents": ("**/*.txt",)},
+    fuzz_seed="fixtures/logs/gpt2_train.11672114.log")

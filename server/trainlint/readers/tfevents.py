@@ -17,10 +17,11 @@ import struct
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from ..fsio import open_regular
-from ..model import Event, EventKind, LogFile, Series, series_key
-from ..roles import RoleMap, classify
+from ..core.fsio import open_regular
+from ..core.model import Event, EventKind, LogFile, Series, series_key
+from ..core.roles import RoleMap, classify
 from .base import Source
+from .registry import Detection, FormatSpec
 
 if TYPE_CHECKING:
     from typing import Any
@@ -384,3 +385,27 @@ class TensorBoardTail(Source):
 
 def _name(fs: _FileState) -> str:
     return os.path.basename(fs.path)
+
+
+# Files whose suffix says text even when "tfevents" is in the name (a log about event files is not one).
+_TEXT_SUFFIXES = {".py", ".md", ".txt", ".json", ".jsonl", ".csv", ".yaml", ".yml", ".log", ".rst", ".toml"}
+
+
+def _sniff_name(name: str, suffix: str) -> Detection | None:
+    if is_event_file(name) and suffix not in _TEXT_SUFFIXES:
+        return Detection("tfevents", "TensorBoard event file name")
+    return None
+
+
+def _sniff_dir(path: str) -> Detection | None:
+    if any(is_event_file(n) for n in os.listdir(path)):
+        return Detection("tfevents", "a directory holding TensorBoard event files")
+    if split_dirs(path):
+        return Detection("tfevents", "a TensorBoard run written as split folders (train/, validation/)")
+    return None
+
+
+FORMAT = FormatSpec(
+    "tfevents", "TensorBoard event files (a file, a run folder, or Keras' train/ + validation/ split folders)",
+    open=TensorBoardTail, priority=70, sniff_name=_sniff_name, sniff_dir=_sniff_dir,
+    globs=("**/events.out.tfevents.*",), activation=("**/events.out.tfevents.*",), binary=True, document=False)

@@ -1,138 +1,41 @@
-"""What a rule returns: findings with evidence apart from interpretation, and its coverage.
+"""What rules are made of: the judging context, the guards every rule starts with, and the per-series loop.
 
-``Evidence.text`` is rendered from ``Evidence.values`` and nothing else, so every number a user
-reads in it is a measured value (a test checks this for every rule). ``Finding.message`` is the
-interpretation, worded as what the measurement may mean.
+The result types (findings, evidence, coverage) live in ``core.findings``, because layers above the rules read
+them; they are re-exported here so that a rule module imports its toolkit from one place.
 """
 
 from __future__ import annotations
 
-import math
-import string
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from enum import StrEnum
 from typing import TYPE_CHECKING
 
-from ..model import Event, Location, LogFile, Role, Series
-from ..output.values import fmt_step, fmt_value
-from ..roles import is_adversarial, is_plain_loss
+from ..core.findings import (  # re-exported: what every rule module builds its results from
+    CheckResult,
+    Evidence,
+    Finding,
+    Level,
+    Measurement,
+    Ratio,
+    Related,
+    Rule,
+    Skip,
+    SkipReason,
+    Step,
+)
+from ..core.model import Event, Location, LogFile, Role, Series
+from ..core.roles import is_adversarial, is_plain_loss
+from ..core.values import fmt_step, fmt_value
+from .stats import finite as cached_finite
+from .stats import median, stats, upper_median
 from .thresholds import Thresholds
 
 if TYPE_CHECKING:
     from typing import Any
 
-
-class Level(StrEnum):
-    FAIL = "FAIL"
-    WARN = "WARN"
-    INFO = "INFO"
-    NOT_CHECKED = "NOT-CHECKED"
-    PASS = "PASS"
-
-
-class Skip(StrEnum):
-    NO_SERIES = "no-series"
-    TOO_FEW = "too-few-points"
-    DEGENERATE = "degenerate"
-    NOT_APPLICABLE = "not-applicable"
-    WAIVED = "waived"
-    DISABLED = "disabled"
-    UNREADABLE = "unreadable"
-    TOO_EARLY = "too-early"
-    TOO_LARGE = "too-large"
-
-
-class Step(float):
-    """A step number in evidence values: rendered as a step (``1200``), not as a measurement."""
-
-
-class Ratio(float):
-    """A ratio in evidence values: rendered with 3 significant digits (``1.17``)."""
-
-
-def _fmt(v: Any) -> str:
-    if isinstance(v, Step):
-        return fmt_step(float(v))
-    if isinstance(v, Ratio):
-        if not math.isfinite(v):
-            return fmt_value(float(v))
-        if abs(v) >= 1e6:
-            return f"{float(v):.3g}"
-        return f"{float(v):.0f}" if abs(v) >= 1000 else f"{float(v):.3g}"
-    if isinstance(v, bool):
-        return str(v).lower()
-    if isinstance(v, int):
-        return str(v)
-    if isinstance(v, float):
-        return fmt_value(v)
-    return str(v)
-
-
-@dataclass
-class Evidence:
-    """The measurement. ``text`` is ``template`` filled from ``values`` only."""
-
-    values: dict[str, Any]
-    template: str
-
-    @property
-    def text(self) -> str:
-        fields_ = {name for _, name, _, _ in string.Formatter().parse(self.template) if name}
-        return self.template.format(**{k: _fmt(self.values[k]) for k in fields_})
-
-
-@dataclass
-class Related:
-    role: str
-    location: Location
-    message: str
-
-
-@dataclass
-class Finding:
-    id: str
-    level: Level
-    message: str
-    evidence: Evidence
-    location: Location
-    series: str | None = None          # the label of the series judged
-    series_key: str | None = None
-    related: list[Related] = field(default_factory=list)
-    marks: dict[int, str] = field(default_factory=dict)  # point index -> role, for sparklines
-
-
-@dataclass
-class SkipReason:
-    reason: Skip
-    detail: str
-
-
-@dataclass
-class Measurement:
-    """What a check measured on one series, fired or not (shown for every judged series)."""
-
-    check: str
-    series: str
-    values: dict[str, Any]
-    text: str
-
-
-@dataclass
-class CheckResult:
-    findings: list[Finding] = field(default_factory=list)
-    # series label -> None when it ran, or the reason it was skipped on that series
-    coverage: dict[str, SkipReason | None] = field(default_factory=dict)
-    measurements: list[Measurement] = field(default_factory=list)
-    skipped: SkipReason | None = None  # the whole check, when there was nothing to judge
-
-
-@dataclass(frozen=True)
-class Rule:
-    id: str
-    level: Level
-    check: str
-    title: str
+__all__ = ["CheckResult", "Context", "Evidence", "Finding", "Level", "Measurement", "Ratio",
+           "Related", "Rule", "Skip", "SkipReason", "Step", "event_location", "finite", "is_live", "median",
+           "per_series", "too_early", "too_few", "upper_median"]
 
 
 @dataclass
@@ -176,9 +79,7 @@ def event_location(log: LogFile, e: Event) -> Location:
 
 def finite(s: Series) -> tuple[list[int], list[float]]:
     """Indices and values of the finite points (shared, incrementally kept: do not modify)."""
-    from .stats import finite as cached
-
-    return cached(s)
+    return cached_finite(s)
 
 
 def too_few(n: int, need: int, what: str = "finite points", why: str = "") -> SkipReason | None:
@@ -208,8 +109,6 @@ def too_early(ctx: Context, s: Series, n: int) -> SkipReason | None:
     if isinstance(planned, int | float) and planned > 0 and last is not None and last < th.live_min_progress * planned:
         return SkipReason(Skip.TOO_EARLY, f"at step {fmt_step(last)} of {fmt_step(planned)} planned "
                           f"({100 * last / planned:.1f}%), under {100 * th.live_min_progress:.0f}%")
-    from .stats import stats  # stats needs this module's medians
-
     for lr in ctx.log.by_role(Role.LR):
         st = stats(lr)
         vals = st.fin_vals
@@ -217,32 +116,6 @@ def too_early(ctx: Context, s: Series, n: int) -> SkipReason | None:
             return SkipReason(Skip.TOO_EARLY, f"the logged learning rate `{lr.name}` is still warming up "
                               f"({fmt_value(vals[0])} to {fmt_value(vals[-1])} at step {fmt_step(lr.steps[-1])})")
     return None
-
-
-def upper_median(xs: Iterable[float]) -> float:
-    """trainproof's median: sorted(x)[n // 2] (the upper median for even n)."""
-    v = sorted(xs)
-    return v[len(v) // 2]
-
-
-def median(xs: Iterable[float]) -> float:
-    v = sorted(xs)
-    n = len(v)
-    if n == 0:
-        return math.nan
-    mid = n // 2
-    return v[mid] if n % 2 else (v[mid - 1] + v[mid]) / 2
-
-
-CheckFn = Callable[[Context], CheckResult]
-
-
-@dataclass(frozen=True)
-class Check:
-    name: str
-    rules: tuple[Rule, ...]
-    run: CheckFn
-    description: str
 
 
 def per_series(ctx: Context, role: Role, result: CheckResult,

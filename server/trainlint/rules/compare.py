@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..model import Location, LogFile, Role, Series
+from ..core.model import Location, LogFile, Role, Series
 from .base import (
     Context,
     Evidence,
@@ -23,12 +23,13 @@ from .base import (
     finite,
     upper_median,
 )
+from .registry import Phase, check
 from .thresholds import Thresholds
 
 if TYPE_CHECKING:
     from typing import Any
 
-    from ..judge import Report
+    from ..core.report import Report
 
 TP_FLOOR_RATIO = Rule("TP-FLOOR-RATIO", Level.FAIL, "compare", "The run's loss floor is far above the baseline's")
 TP_END_RATIO = Rule("TP-END-RATIO", Level.FAIL, "compare", "The run ends far above the baseline")
@@ -42,12 +43,6 @@ TP_CMP_PASS = Rule("TP-CMP-PASS", Level.PASS, "compare", "The run compares well 
 RULES = (TP_FLOOR_RATIO, TP_END_RATIO, TP_NEG_IMPROVE, TP_IMPROVE_DEFICIT, TP_GRADNORM_RATIO, TP_BAD_BASELINE,
          TP_CMP_UNCOMPARABLE, TP_CMP_PASS)
 
-MIN_POINTS = 10            # trainproof: fewer than 10 finite losses cannot be compared
-WINDOW = 5                 # trainproof: start and end are medians of 5 points
-MAX_FLOOR_RATIO = 2.0      # trainproof defaults
-MAX_END_RATIO = 2.0
-MIN_IMPROVEMENT_FRACTION = 0.25
-MAX_GRADNORM_MEDIAN_RATIO = 5.0
 
 
 @dataclass
@@ -70,10 +65,10 @@ def metrics(log: LogFile, th: Thresholds) -> Metrics | str:
         return "no train-loss series"
     s = max(train, key=len)
     idx, vals = finite(s)
-    if len(vals) < MIN_POINTS:
-        return f"{s.label} has {len(vals)} finite points, fewer than {MIN_POINTS}"
+    if len(vals) < th.compare_min_points:
+        return f"{s.label} has {len(vals)} finite points, fewer than {th.compare_min_points}"
     fi = min(range(len(vals)), key=lambda j: vals[j])
-    m0, m1 = upper_median(vals[:WINDOW]), upper_median(vals[-WINDOW:])
+    m0, m1 = upper_median(vals[:th.compare_window]), upper_median(vals[-th.compare_window:])
     degenerate = None
     if all(v == 0 for v in vals):
         degenerate = "every loss value is 0.0"
@@ -85,6 +80,13 @@ def metrics(log: LogFile, th: Thresholds) -> Metrics | str:
     return Metrics(s, idx, vals, vals[fi], fi, m0, m1, improvement, degenerate, gn)
 
 
+@check("compare", *RULES, order=10, phase=Phase.COMPARE, description="a run against a baseline run of the same task",
+       thresholds={TP_FLOOR_RATIO.id: ("max_floor_ratio", "compare_min_points"),
+                   TP_END_RATIO.id: ("max_end_ratio", "compare_window"),
+                   TP_NEG_IMPROVE.id: ("compare_window",),
+                   TP_IMPROVE_DEFICIT.id: ("min_improvement_fraction", "compare_window"),
+                   TP_GRADNORM_RATIO.id: ("max_gradnorm_median_ratio",),
+                   TP_CMP_UNCOMPARABLE.id: ("compare_min_points",)})
 def compare(run: Report, base: Report, th: Thresholds | None = None) -> list[Finding]:
     """Compare-rule findings for ``run`` against ``base`` (both already judged on their own)."""
     th = th or Thresholds()
@@ -124,9 +126,9 @@ def compare(run: Report, base: Report, th: Thresholds | None = None) -> list[Fin
         return lg.locate(m.series, m.idx[j])
 
     common: dict[str, Any] = {"run_series": mr.series.label, "baseline_series": mb.series.label}
-    if mr.floor > MAX_FLOOR_RATIO * mb.floor:
+    if mr.floor > th.max_floor_ratio * mb.floor:
         v = {**common, "run_floor": mr.floor, "base_floor": mb.floor, "ratio": Ratio(mr.floor / mb.floor),
-             "threshold": MAX_FLOOR_RATIO}
+             "threshold": th.max_floor_ratio}
         f = Finding(TP_FLOOR_RATIO.id, TP_FLOOR_RATIO.level,
                     "The lowest loss this run reached is far above the baseline's: the run cannot fit the data the "
                     "way the baseline does (shuffled or wrong labels, a broken pipeline, a much weaker setting).",
@@ -135,9 +137,9 @@ def compare(run: Report, base: Report, th: Thresholds | None = None) -> list[Fin
                     point(run_log, mr, mr.floor_i), mr.series.label, mr.series.key)
         f.related.append(Related("baseline-floor", point(base_log, mb, mb.floor_i), f"baseline floor in {base.path}"))
         out.append(f)
-    if mb.end > 0 and mr.end > MAX_END_RATIO * mb.end:
-        v = {**common, "run_end": mr.end, "base_end": mb.end, "ratio": Ratio(mr.end / mb.end), "window": WINDOW,
-             "threshold": MAX_END_RATIO}
+    if mb.end > 0 and mr.end > th.max_end_ratio * mb.end:
+        v = {**common, "run_end": mr.end, "base_end": mb.end, "ratio": Ratio(mr.end / mb.end),
+             "window": th.compare_window, "threshold": th.max_end_ratio}
         f = Finding(TP_END_RATIO.id, TP_END_RATIO.level,
                     "The run ends far above where the baseline ends.",
                     Evidence(v, "run end {run_end} (median of the last {window}) is {ratio}x the baseline end "
@@ -152,8 +154,8 @@ def compare(run: Report, base: Report, th: Thresholds | None = None) -> list[Fin
                     point(run_log, mr, len(mr.vals) - 1), mr.series.label, mr.series.key)
         f.related.append(Related("baseline-end", point(base_log, mb, len(mb.vals) - 1), f"baseline end in {base.path}"))
         out.append(f)
-    elif mb.improvement > 0 and mr.improvement < MIN_IMPROVEMENT_FRACTION * mb.improvement:
-        v.update(ratio=Ratio(mr.improvement / mb.improvement), threshold=MIN_IMPROVEMENT_FRACTION)
+    elif mb.improvement > 0 and mr.improvement < th.min_improvement_fraction * mb.improvement:
+        v.update(ratio=Ratio(mr.improvement / mb.improvement), threshold=th.min_improvement_fraction)
         f = Finding(TP_IMPROVE_DEFICIT.id, TP_IMPROVE_DEFICIT.level,
                     "The run improved far less than the baseline did between start and end.",
                     Evidence(v, "run improvement {run_improvement} vs baseline {base_improvement} (ratio {ratio}, "
@@ -162,9 +164,9 @@ def compare(run: Report, base: Report, th: Thresholds | None = None) -> list[Fin
         f.related.append(Related("baseline-end", point(base_log, mb, len(mb.vals) - 1), f"baseline end in {base.path}"))
         out.append(f)
     if mr.gn_median is not None and mb.gn_median is not None and mb.gn_median > 0 and \
-            mr.gn_median > MAX_GRADNORM_MEDIAN_RATIO * mb.gn_median:
+            mr.gn_median > th.max_gradnorm_median_ratio * mb.gn_median:
         gv = {"run_gn": mr.gn_median, "base_gn": mb.gn_median, "ratio": Ratio(mr.gn_median / mb.gn_median),
-              "threshold": MAX_GRADNORM_MEDIAN_RATIO}
+              "threshold": th.max_gradnorm_median_ratio}
         out.append(Finding(TP_GRADNORM_RATIO.id, TP_GRADNORM_RATIO.level,
                            "The run's typical gradient norm is far above the baseline's.",
                            Evidence(gv, "run gradient-norm median {run_gn} is {ratio}x the baseline's {base_gn}; "

@@ -7,6 +7,7 @@ themselves are in :mod:`trainlint.rules.dataset_checks`, which only ``preflight`
 from __future__ import annotations
 
 from .base import Level, Rule
+from .registry import describe
 
 TP_PRE_MALFORMED = Rule("TP-PRE-MALFORMED-JSONL", Level.FAIL, "dataset-lines", "A line is not a JSON object")
 TL_PRE_NO_TEXT = Rule("TL-PRE-NO-TEXT", Level.FAIL, "dataset-lines", "An example lacks the text or chat field")
@@ -30,3 +31,4 @@ RULES = (TP_PRE_MALFORMED, TL_PRE_NO_TEXT, TL_PRE_EMPTY, TL_PRE_CHAT, TL_PRE_DUP
          TL_PRE_TOO_LONG, TL_PRE_NO_EOS, TP_PRE_NO_EOS_APPEND, TL_PRE_NO_PAD, TL_PRE_PAD_IS_EOS, TP_TOK_HIGH_OOV,
          TL_PRE_TOKENIZER_NOT_CHECKED, TL_PRE_NO_EXAMPLES)
 
+describe(*RULES, command="trainlint preflight", thresholds={TP_TOK_HIGH_OOV.id: ("max_oov_rate",)})

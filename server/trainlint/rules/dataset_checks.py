@@ -12,7 +12,7 @@ import itertools
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from ..model import Location
+from ..core.model import Location
 from ..readers.dataset import ASSISTANT, SYSTEM, USER, Example, Layout, field_span, layout_of, normalised, turns
 from .base import Evidence, Finding, Ratio, Related, Rule
 from .dataset import (
@@ -24,9 +24,9 @@ from .dataset import (
     TP_PRE_MALFORMED,
     TP_TOK_HIGH_OOV,
 )
+from .thresholds import Thresholds
 
 MAX_PER_RULE = 50      # findings of one rule in one file; the evidence of each counts them all
-MAX_OOV_RATE = 0.001   # trainproof's TP-TOK-HIGH-OOV threshold (0.1% of tokens)
 
 
 def digest(text: str) -> bytes:
@@ -189,13 +189,14 @@ def leakage(evals: DatasetCheck, trains: list[DatasetCheck]) -> list[Finding]:
     return out
 
 
-def oov_finding(path: str, unknown: int, tokens: int, worst: tuple[int, int, int] | None, unk: str) -> Finding | None:
+def oov_finding(path: str, unknown: int, tokens: int, worst: tuple[int, int, int] | None, unk: str,
+                max_oov_rate: float = Thresholds.max_oov_rate) -> Finding | None:
     """TP-TOK-HIGH-OOV when more than 0.1% of all tokens are the unknown token; on the worst example's line."""
-    if tokens == 0 or unknown / tokens <= MAX_OOV_RATE or worst is None:
+    if tokens == 0 or unknown / tokens <= max_oov_rate or worst is None:
         return None
     line, w_unk, w_tok = worst
     values = {"rate": Ratio(unknown / tokens * 100), "unknown": unknown, "tokens": tokens, "line": line,
-              "line_unknown": w_unk, "line_tokens": w_tok, "unk": unk, "limit": Ratio(MAX_OOV_RATE * 100)}
+              "line_unknown": w_unk, "line_tokens": w_tok, "unk": unk, "limit": Ratio(max_oov_rate * 100)}
     return Finding(TP_TOK_HIGH_OOV.id, TP_TOK_HIGH_OOV.level,
                    "Text the tokenizer cannot represent becomes the unknown token, and the model learns nothing from "
                    "it: the tokenizer may not match this data (language, script, normalisation).",

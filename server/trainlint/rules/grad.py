@@ -5,10 +5,9 @@ from __future__ import annotations
 import math
 from bisect import bisect_left, bisect_right
 
-from ..model import Role, Series
-from ..output.values import fmt_step, fmt_value
+from ..core.model import Role, Series
+from ..core.values import fmt_step, fmt_value
 from .base import (
-    Check,
     CheckResult,
     Context,
     Evidence,
@@ -25,6 +24,7 @@ from .base import (
     per_series,
     too_few,
 )
+from .registry import check
 from .stats import window
 
 TP_ZERO_GRAD = Rule("TP-ZERO-GRAD", Level.FAIL, "zero-grad", "Every gradient norm is exactly zero")
@@ -44,6 +44,8 @@ def _loss_improved(ctx: Context) -> tuple[bool, float | None, float | None]:
     return min(nz) < 0.95 * nz[0], nz[0], min(nz)
 
 
+@check("zero-grad", TP_ZERO_GRAD, order=30, description="all-zero gradient norms",
+       thresholds=("min_grad_points_for_zero",))
 def check_zero_grad(ctx: Context) -> CheckResult:
     res = CheckResult()
     th = ctx.th
@@ -74,6 +76,8 @@ def check_zero_grad(ctx: Context) -> CheckResult:
     return per_series(ctx, Role.GRAD_NORM, res, one, "gradient-norm")
 
 
+@check("grad-spike", TP_GRAD_SPIKE, order=80, description="gradient norms far above their median",
+       thresholds=("max_grad_norm_spike_ratio", "min_grad_points_for_spike"))
 def check_grad_spike(ctx: Context) -> CheckResult:
     res = CheckResult()
     th = ctx.th
@@ -120,9 +124,3 @@ def check_grad_spike(ctx: Context) -> CheckResult:
         return None
 
     return per_series(ctx, Role.GRAD_NORM, res, one, "gradient-norm")
-
-
-CHECKS = (
-    Check("zero-grad", (TP_ZERO_GRAD,), check_zero_grad, "all-zero gradient norms"),
-    Check("grad-spike", (TP_GRAD_SPIKE,), check_grad_spike, "gradient norms far above their median"),
-)

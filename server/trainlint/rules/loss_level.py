@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import math
 
-from ..model import Role, Series
-from ..output.values import fmt_step, fmt_value
+from ..core.model import Role, Series
+from ..core.values import fmt_step, fmt_value
 from .base import (
-    Check,
     CheckResult,
     Context,
     Evidence,
@@ -33,6 +32,7 @@ from .base import (
     too_few,
     upper_median,
 )
+from .registry import check
 from .stats import lowest_level, lowest_window, run_start, stats
 
 TP_ZERO_LOSS = Rule("TP-ZERO-LOSS", Level.FAIL, "zero-loss", "Every loss value is exactly zero")
@@ -48,6 +48,9 @@ def _nonfinite_grads_from(ctx: Context, step: float) -> tuple[int, int]:
     return sum(1 for v in vals if not math.isfinite(v)), len(vals)
 
 
+@check("zero-loss", TP_ZERO_LOSS, TP_ZERO_LOSS_ONSET, order=20, description="exact-zero losses",
+       thresholds={"TP-ZERO-LOSS": ("min_points_for_degenerate_check",),
+                   "TP-ZERO-LOSS-ONSET": ("min_zero_tail_for_onset",)})
 def check_zero_loss(ctx: Context) -> CheckResult:
     res = CheckResult()
     th = ctx.th
@@ -98,6 +101,8 @@ def check_zero_loss(ctx: Context) -> CheckResult:
     return per_series(ctx, Role.TRAIN_LOSS, res, one, "train-loss")
 
 
+@check("flat-loss", TP_FLAT, order=50, description="relative variation of the loss",
+       thresholds=("min_loss_variation", "min_points_for_degenerate_check"))
 def check_flat(ctx: Context) -> CheckResult:
     res = CheckResult()
     th = ctx.th
@@ -131,6 +136,9 @@ def check_flat(ctx: Context) -> CheckResult:
     return per_series(ctx, Role.TRAIN_LOSS, res, one, "train-loss", trend=True)
 
 
+@check("divergence", TP_DIVERGE, order=60, description="end level vs lowest level of the loss",
+       thresholds=("max_loss_divergence_ratio", "divergence_window", "divergence_window_min",
+                   "divergence_window_divisor", "min_points_for_trend"))
 def check_divergence(ctx: Context) -> CheckResult:
     res = CheckResult()
     th = ctx.th
@@ -228,6 +236,8 @@ def check_divergence(ctx: Context) -> CheckResult:
     return per_series(ctx, Role.TRAIN_LOSS, res, one, "train-loss", trend=True)
 
 
+@check("dead-run", TP_DEAD_RUN, order=70, description="start vs end of the loss",
+       thresholds=("loss_improvement_window", "min_points_for_improvement_check", "min_loss_improvement"))
 def check_dead_run(ctx: Context) -> CheckResult:
     res = CheckResult()
     th = ctx.th
@@ -290,11 +300,3 @@ def check_dead_run(ctx: Context) -> CheckResult:
         return None
 
     return per_series(ctx, Role.TRAIN_LOSS, res, one, "train-loss", trend=True)
-
-
-CHECKS = (
-    Check("zero-loss", (TP_ZERO_LOSS, TP_ZERO_LOSS_ONSET), check_zero_loss, "exact-zero losses"),
-    Check("flat-loss", (TP_FLAT,), check_flat, "relative variation of the loss"),
-    Check("divergence", (TP_DIVERGE,), check_divergence, "end level vs lowest level of the loss"),
-    Check("dead-run", (TP_DEAD_RUN,), check_dead_run, "start vs end of the loss"),
-)

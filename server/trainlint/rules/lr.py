@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import math
 
-from ..model import Role, Series
-from ..output.values import fmt_step
+from ..core.model import Role, Series
+from ..core.values import fmt_step
 from .base import (
-    Check,
     CheckResult,
     Context,
     Evidence,
@@ -24,6 +23,7 @@ from .base import (
     is_live,
     per_series,
 )
+from .registry import check
 from .stats import stats
 
 TP_ZERO_LR = Rule("TP-ZERO-LR", Level.FAIL, "lr", "The learning rate is zero (or negative) throughout")
@@ -34,6 +34,8 @@ TL_LR_WARMUP = Rule("TL-LR-WARMUP", Level.WARN, "lr-warmup",
                     "The run ended while its learning rate was still warming up")
 
 
+@check("lr", TP_ZERO_LR, TP_ZERO_LR_PARTIAL, order=110, description="share of learning rates <= 0",
+       thresholds={"TP-ZERO-LR": ("zero_lr_fail_fraction",), "TP-ZERO-LR-PARTIAL": ("max_zero_lr_fraction",)})
 def check_lr(ctx: Context) -> CheckResult:
     res = CheckResult()
     th = ctx.th
@@ -70,6 +72,8 @@ def check_lr(ctx: Context) -> CheckResult:
     return per_series(ctx, Role.LR, res, one, "learning-rate")
 
 
+@check("lr-warmup", TL_LR_WARMUP, order=120, description="a warm-up that lasted the whole run",
+       thresholds=("min_points_for_trend", "running_if_written_within_s"))
 def check_warmup(ctx: Context) -> CheckResult:
     """A stopped run whose learning rate rose at every logged point to its last one never reached its peak
     (HF ``warmup_steps`` longer than ``max_steps``). A live run is still warming up: it is not judged yet."""
@@ -112,6 +116,8 @@ def check_warmup(ctx: Context) -> CheckResult:
     return per_series(ctx, Role.LR, res, one, "learning-rate")
 
 
+@check("lr-resume", TL_LR_RESUME, order=130, description="the learning rate a resumed run restarted with",
+       thresholds=("lr_resume_jump",))
 def check_lr_resume(ctx: Context) -> CheckResult:
     """A run resumed into the same log (its step counter went back, but not to the start): the learning rate it
     resumed with against the rate the earlier attempt had at that step. A scheduler whose state was not restored
@@ -160,8 +166,3 @@ def check_lr_resume(ctx: Context) -> CheckResult:
         return None
 
     return per_series(ctx, Role.LR, res, one, "learning-rate")
-
-
-CHECKS = (Check("lr", (TP_ZERO_LR, TP_ZERO_LR_PARTIAL), check_lr, "share of learning rates <= 0"),
-          Check("lr-warmup", (TL_LR_WARMUP,), check_warmup, "a warm-up that lasted the whole run"),
-          Check("lr-resume", (TL_LR_RESUME,), check_lr_resume, "the learning rate a resumed run restarted with"))

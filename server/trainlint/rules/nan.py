@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import math
 
-from ..model import Aggregation, Role, Series
+from ..core.model import Aggregation, Role, Series
 from .base import (
-    Check,
     CheckResult,
     Context,
     Evidence,
@@ -24,6 +23,7 @@ from .base import (
     SkipReason,
     Step,
 )
+from .registry import check
 from .stats import finite_from, points_from, stats
 
 TP_NAN = Rule("TP-NAN", Level.FAIL, "non-finite-loss", "Loss is NaN or Inf")
@@ -46,6 +46,7 @@ def _relate_more(ctx: Context, f: Finding, s: Series, bad: list[int]) -> None:
         f.marks[i] = "non-finite"
 
 
+@check("non-finite-loss", TP_NAN, order=10, description="any NaN or Inf in a loss series")
 def check_nan(ctx: Context) -> CheckResult:
     res = CheckResult()
     train, _ = ctx.judged(Role.TRAIN_LOSS)
@@ -86,6 +87,8 @@ def check_nan(ctx: Context) -> CheckResult:
     return res
 
 
+@check("grad-finite", TP_NAN_GRAD, order=40, description="any NaN or Inf in a gradient-norm series",
+       level_notes={"TP-NAN-GRAD": "or WARN when the loss stayed finite"})
 def check_nan_grad(ctx: Context) -> CheckResult:
     res = CheckResult()
     grads, _ = ctx.judged(Role.GRAD_NORM)
@@ -133,9 +136,3 @@ def check_nan_grad(ctx: Context) -> CheckResult:
         _relate_more(ctx, f, s, bad)
         res.findings.append(f)
     return res
-
-
-CHECKS = (
-    Check("non-finite-loss", (TP_NAN,), check_nan, "any NaN or Inf in a loss series"),
-    Check("grad-finite", (TP_NAN_GRAD,), check_nan_grad, "any NaN or Inf in a gradient-norm series"),
-)

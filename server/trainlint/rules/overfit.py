@@ -10,11 +10,10 @@ from __future__ import annotations
 import bisect
 import math
 
-from ..model import Role, Series
-from ..output.values import fmt_step, fmt_value
-from ..roles import quantity, same_run
+from ..core.model import Role, Series
+from ..core.roles import quantity, same_run
+from ..core.values import fmt_step, fmt_value
 from .base import (
-    Check,
     CheckResult,
     Context,
     Evidence,
@@ -32,6 +31,7 @@ from .base import (
     per_series,
     too_few,
 )
+from .registry import check
 from .stats import first_finite_at, stats
 
 TP_OVERFIT = Rule("TP-OVERFIT", Level.WARN, "overfit", "Held-out loss rose after its best evaluation")
@@ -51,6 +51,8 @@ def heldout_trend(s: Series) -> dict[str, object] | None:
             "first": vals[0], "last": vals[-1], "best": vals[best], "best_step": Step(s.steps[idx[best]])}
 
 
+@check("overfit", TP_OVERFIT, TL_HELDOUT_RISE, order=160, description="held-out loss after its best evaluation",
+       thresholds=("overfit_min_evals", "overfit_tail", "overfit_ratio"))
 def check_overfit(ctx: Context) -> CheckResult:
     res = CheckResult()
     th = ctx.th
@@ -192,6 +194,9 @@ def gap_pairs(s: Series, train_s: Series, w: int, ratio: float) -> _Tally:
     return now
 
 
+@check("heldout-gap", TL_EVAL_BELOW_TRAIN, order=170, description="held-out loss far below the train loss",
+       thresholds=("eval_below_train_ratio", "eval_below_train_share", "eval_below_train_min_evals",
+                   "eval_below_train_window"))
 def check_gap(ctx: Context) -> CheckResult:
     """Held-out loss a fraction of the train loss at (nearly) every evaluation, from the first: the evaluation
     does not measure what the train loss measures (evaluated on training data without dropout, a leak, or the
@@ -251,7 +256,3 @@ def check_gap(ctx: Context) -> CheckResult:
         return None
 
     return per_series(ctx, Role.EVAL_LOSS, res, one, "held-out loss")
-
-
-CHECKS = (Check("overfit", (TP_OVERFIT, TL_HELDOUT_RISE), check_overfit, "held-out loss after its best evaluation"),
-          Check("heldout-gap", (TL_EVAL_BELOW_TRAIN,), check_gap, "held-out loss far below the train loss"))

@@ -7,9 +7,8 @@ work; a scale that keeps falling to 1 and below, or skipped steps that keep comi
 
 from __future__ import annotations
 
-from ..model import EventKind, Role, Series
+from ..core.model import EventKind, Role, Series
 from .base import (
-    Check,
     CheckResult,
     Context,
     Evidence,
@@ -27,6 +26,7 @@ from .base import (
     per_series,
     too_few,
 )
+from .registry import check
 
 TL_LOSS_SCALE = Rule("TL-LOSS-SCALE", Level.FAIL, "loss-scale", "The fp16 loss scale collapsed")
 TL_LOSS_SCALE_DIP = Rule("TL-LOSS-SCALE-DIP", Level.WARN, "loss-scale",
@@ -35,6 +35,9 @@ TL_SKIPPED_STEPS = Rule("TL-SKIPPED-STEPS", Level.WARN, "skipped-steps",
                         "The trainer skipped a large share of its optimizer steps")
 
 
+@check("loss-scale", TL_LOSS_SCALE, TL_LOSS_SCALE_DIP, order=90,
+       description="an fp16 loss scale that fell to its floor",
+       thresholds=("loss_scale_floor", "loss_scale_tail"))
 def check_loss_scale(ctx: Context) -> CheckResult:
     res = CheckResult()
     th = ctx.th
@@ -81,6 +84,8 @@ def check_loss_scale(ctx: Context) -> CheckResult:
     return per_series(ctx, Role.LOSS_SCALE, res, one, "loss-scale")
 
 
+@check("skipped-steps", TL_SKIPPED_STEPS, order=100, description="optimizer steps the trainer skipped",
+       thresholds=("max_skipped_step_fraction",))
 def check_skipped(ctx: Context) -> CheckResult:
     """Skipped steps as the trainer counts them: Megatron's per-interval "number of skipped iterations" (and
     "number of nan iterations"), DeepSpeed's "OVERFLOW! … Skipping step" lines. The skips before the first step
@@ -143,8 +148,3 @@ def check_skipped(ctx: Context) -> CheckResult:
         "the start and about one per loss-scale window after.",
         Evidence(values, template), loc, label, key))
     return res
-
-
-CHECKS = (Check("loss-scale", (TL_LOSS_SCALE, TL_LOSS_SCALE_DIP), check_loss_scale,
-                "an fp16 loss scale that fell to its floor"),
-          Check("skipped-steps", (TL_SKIPPED_STEPS,), check_skipped, "optimizer steps the trainer skipped"))

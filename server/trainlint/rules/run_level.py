@@ -14,11 +14,10 @@ import os
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
-from ..fsio import open_regular
-from ..model import Event, EventKind, Location, Role, Series
-from ..output.values import fmt_step
+from ..core.fsio import open_regular
+from ..core.model import Event, EventKind, Location, Role, Series
+from ..core.values import fmt_step
 from .base import (
-    Check,
     CheckResult,
     Context,
     Evidence,
@@ -34,6 +33,7 @@ from .base import (
     event_location,
     finite,
 )
+from .registry import Phase, check
 from .stats import stats
 
 TL_LOG_PREFIX = Rule("TL-LOG-PREFIX", Level.WARN, "log-coverage", "The log ends before the run does")
@@ -65,12 +65,13 @@ def _last_point(ctx: Context) -> tuple[Series, int] | None:
 
 
 def _rel_to_run(path: str, log_path: str) -> str:
-    from ..runs import run_dir
+    from ..runs import run_dir  # start-up: discovery is loaded only for a log that names checkpoints
 
     return os.path.relpath(path, run_dir(log_path))
 
 
 # -- TL-LOG-PREFIX --------------------------------------------------------------------------------
+@check("log-coverage", TL_LOG_PREFIX, order=180, description="does the log cover the whole run")
 def check_log_prefix(ctx: Context) -> CheckResult:
     res = CheckResult()
     if "artefacts" not in ctx.facts:
@@ -103,6 +104,8 @@ def check_log_prefix(ctx: Context) -> CheckResult:
 
 
 # -- TL-RUN-INCOMPLETE ----------------------------------------------------------------------------
+@check("run-end", TL_RUN_INCOMPLETE, order=190, description="did the run reach its planned end",
+       thresholds=("running_if_written_within_s",))
 def check_run_end(ctx: Context) -> CheckResult:
     res = CheckResult()
     log = ctx.log
@@ -159,6 +162,7 @@ def check_run_end(ctx: Context) -> CheckResult:
 
 
 # -- TL-RESUME / TL-DUPLICATE-STEPS ---------------------------------------------------------------
+@check("resume", TL_RESUME, TL_DUPLICATE_STEPS, order=200, description="restarts and steps logged twice")
 def check_resume(ctx: Context) -> CheckResult:
     res = CheckResult()
     log = ctx.log
@@ -215,6 +219,7 @@ def check_resume(ctx: Context) -> CheckResult:
 
 
 # -- TL-EVENTS-TRUNCATED --------------------------------------------------------------------------
+@check("events-integrity", TL_EVENTS_TRUNCATED, order=210, description="partial records in event files")
 def check_events_truncated(ctx: Context) -> CheckResult:
     res = CheckResult()
     log = ctx.log
@@ -287,6 +292,8 @@ def _zip_state_of(path: str, size: int, mtime_ns: int, inode: int) -> tuple[str 
     return None, ""
 
 
+@check("checkpoints", TL_CKPT_MISSING, TL_CKPT_TRUNCATED, TL_CKPT_CORRUPT, order=220,
+       description="checkpoints the log names, read as ZIP archives")
 def check_checkpoints(ctx: Context) -> CheckResult:
     res = CheckResult()
     log = ctx.log
@@ -332,6 +339,9 @@ def check_checkpoints(ctx: Context) -> CheckResult:
 
 
 # -- TL-SERIES-DISAGREE ---------------------------------------------------------------------------
+@check("series-agreement", TL_SERIES_DISAGREE, order=10, phase=Phase.AFTER,
+       description="other series of the run that contradict a divergence-family finding",
+       thresholds=("at_minimum_ratio",))
 def series_disagree(ctx: Context, findings: list[Finding], measurements: list[Measurement]) -> list[Finding]:
     """Set beside each divergence-family finding the series of the same run that contradict it."""
     out: list[Finding] = []
@@ -386,15 +396,6 @@ def series_disagree(ctx: Context, findings: list[Finding], measurements: list[Me
     return out
 
 
-CHECKS = (
-    Check("log-coverage", (TL_LOG_PREFIX,), check_log_prefix, "does the log cover the whole run"),
-    Check("run-end", (TL_RUN_INCOMPLETE,), check_run_end, "did the run reach its planned end"),
-    Check("resume", (TL_RESUME, TL_DUPLICATE_STEPS), check_resume, "restarts and steps logged twice"),
-    Check("events-integrity", (TL_EVENTS_TRUNCATED,), check_events_truncated, "partial records in event files"),
-    Check("checkpoints", (TL_CKPT_MISSING, TL_CKPT_TRUNCATED, TL_CKPT_CORRUPT), check_checkpoints,
-          "checkpoints the log names, read as ZIP archives"),
-)
 
 if TYPE_CHECKING:
     from typing import Any
-POST_RULES = (TL_SERIES_DISAGREE,)

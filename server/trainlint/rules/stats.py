@@ -12,11 +12,25 @@ from __future__ import annotations
 import math
 from array import array
 from bisect import bisect_left, bisect_right, insort
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
-from ..model import Series
-from .base import median
+from ..core.model import Series
+
+
+def upper_median(xs: Iterable[float]) -> float:
+    """trainproof's median: sorted(x)[n // 2] (the upper median for even n)."""
+    v = sorted(xs)
+    return v[len(v) // 2]
+
+
+def median(xs: Iterable[float]) -> float:
+    v = sorted(xs)
+    n = len(v)
+    if n == 0:
+        return math.nan
+    mid = n // 2
+    return v[mid] if n % 2 else (v[mid - 1] + v[mid]) / 2
 
 
 class Stats:

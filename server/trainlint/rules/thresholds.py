@@ -111,6 +111,24 @@ class Thresholds:
     #: set beside a divergence finding on another series (TL-SERIES-DISAGREE).
     at_minimum_ratio: float = 1.05
 
+    # -- compare (trainproof's compare rules, their defaults) ------------------------------------
+    #: trainproof: fewer than 10 finite losses cannot be compared.
+    compare_min_points: int = 10
+    #: trainproof: the start and the end of a compared loss are medians of 5 points.
+    compare_window: int = 5
+    #: trainproof: the run's loss floor may be at most 2x the baseline's (TP-FLOOR-RATIO).
+    max_floor_ratio: float = 2.0
+    #: trainproof: the run may end at most 2x above the baseline's end (TP-END-RATIO).
+    max_end_ratio: float = 2.0
+    #: trainproof: the run must improve by at least a quarter of the baseline's improvement (TP-IMPROVE-DEFICIT).
+    min_improvement_fraction: float = 0.25
+    #: trainproof: the run's median gradient norm may be at most 5x the baseline's (TP-GRADNORM-RATIO).
+    max_gradnorm_median_ratio: float = 5.0
+
+    # -- datasets (trainlint preflight) ----------------------------------------------------------
+    #: trainproof's TP-TOK-HIGH-OOV: more than 0.1% of all tokens being the unknown token.
+    max_oov_rate: float = 0.001
+
     def window_for(self, n: int) -> int:
         if self.divergence_window <= 1:
             return 1

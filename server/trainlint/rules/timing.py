@@ -7,9 +7,8 @@ import math
 from array import array
 from collections import deque
 
-from ..model import Role, Series
+from ..core.model import Role, Series
 from .base import (
-    Check,
     CheckResult,
     Context,
     Evidence,
@@ -27,6 +26,7 @@ from .base import (
     too_few,
     upper_median,
 )
+from .registry import check
 from .stats import SortedWindow, stats, window
 
 TP_STEP_CLIFF = Rule("TP-STEP-CLIFF", Level.WARN, "step-time", "Recent steps are much slower than early ones")
@@ -35,6 +35,8 @@ TP_THROUGHPUT = Rule("TP-THROUGHPUT", Level.INFO, "throughput", "Steps per secon
 TP_GPU_UTIL = Rule("TP-GPU-UTIL", Level.INFO, "gpu-util", "Median GPU utilisation")
 
 
+@check("step-time", TP_STEP_CLIFF, order=140, description="recent vs early step time",
+       thresholds=("step_time_cliff_ratio", "min_points_for_step_cliff"))
 def check_step_cliff(ctx: Context) -> CheckResult:
     res = CheckResult()
     th = ctx.th
@@ -129,6 +131,8 @@ def loader_shares(ld: Series, st: Series, table: bool = False) -> _LoaderShares:
     return sh
 
 
+@check("loader", TP_LOADER_BOUND, order=150, description="loader time as a share of step time",
+       thresholds=("loader_fraction_max",))
 def check_loader(ctx: Context) -> CheckResult:
     res = CheckResult()
     loaders, _ = ctx.judged(Role.LOADER_TIME)
@@ -163,6 +167,7 @@ def check_loader(ctx: Context) -> CheckResult:
     return res
 
 
+@check("throughput", TP_THROUGHPUT, order=230, description="steps per second (context)")
 def check_throughput(ctx: Context) -> CheckResult:
     res = CheckResult()
     train, _ = ctx.judged(Role.TRAIN_LOSS)
@@ -190,6 +195,7 @@ def check_throughput(ctx: Context) -> CheckResult:
     return res
 
 
+@check("gpu-util", TP_GPU_UTIL, order=240, description="median GPU utilisation (context)")
 def check_gpu_util(ctx: Context) -> CheckResult:
     res = CheckResult()
 
@@ -206,11 +212,3 @@ def check_gpu_util(ctx: Context) -> CheckResult:
         return None
 
     return per_series(ctx, Role.GPU_UTIL, res, one, "GPU-utilisation")
-
-
-CHECKS = (
-    Check("step-time", (TP_STEP_CLIFF,), check_step_cliff, "recent vs early step time"),
-    Check("loader", (TP_LOADER_BOUND,), check_loader, "loader time as a share of step time"),
-    Check("throughput", (TP_THROUGHPUT,), check_throughput, "steps per second (context)"),
-    Check("gpu-util", (TP_GPU_UTIL,), check_gpu_util, "median GPU utilisation (context)"),
-)

@@ -15,7 +15,7 @@ def _local_rules_dir() -> Path | None:
     override = os.environ.get("TRAINLINT_DOCS_DIR")
     if override:
         return Path(override)
-    d = Path(__file__).resolve().parents[2] / "docs" / "rules"
+    d = Path(__file__).resolve().parents[3] / "docs" / "rules"
     return d if d.is_dir() else None
 
 

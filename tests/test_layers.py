@@ -1,0 +1,182 @@
+"""Imports point one way — front (cli, lsp, watch, callbacks) → judge → rules → readers → core — and no module
+imports itself back through another (issue 23).
+
+Every import is read from the source, at module level and inside functions alike: an import hidden in a
+function is still a dependency. Imports inside functions are allowed only for start-up cost, marked so.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT
+
+PACKAGE = ROOT / "server" / "trainlint"
+
+# Lowest first. A module may import modules of its own layer or of a lower one.
+LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("core", ("trainlint", "trainlint.core")),
+    ("readers", ("trainlint.readers", "trainlint.discovery", "trainlint.runs")),
+    ("rules", ("trainlint.rules",)),
+    ("judge", ("trainlint.judge", "trainlint.config", "trainlint.preflight", "trainlint.events_view",
+               "trainlint.output")),
+    ("front", ("trainlint.cli", "trainlint.__main__", "trainlint.lsp", "trainlint.watch", "trainlint.integrations",
+               "trainlint.docgen", "trainlint.editor_formats")),
+)
+
+
+def layer_of(module: str) -> int:
+    best, rank = -1, -1
+    for i, (_, prefixes) in enumerate(LAYERS):
+        for p in prefixes:
+            if (module == p or module.startswith(p + ".")) and len(p) > best:
+                best, rank = len(p), i
+    assert rank >= 0, f"{module} belongs to no layer: add it to LAYERS in tests/test_layers.py"
+    return rank
+
+
+def module_name(path: Path) -> str:
+    rel = path.relative_to(PACKAGE.parent).with_suffix("")
+    parts = list(rel.parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def imports(path: Path, source: str | None = None) -> list[tuple[str, int]]:
+    """(imported trainlint module, line) for every import in ``path``, resolved to the deepest module."""
+    name = module_name(path)
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    tree = ast.parse(source if source is not None else path.read_text(), str(path))
+    out: list[tuple[str, int]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out.extend((a.name, node.lineno) for a in node.names if a.name.split(".")[0] == "trainlint")
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[:len(base) - (node.level - 1)]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            if target.split(".")[0] != "trainlint":
+                continue
+            for a in node.names:  # `from . import compare` imports the module trainlint.rules.compare
+                sub = f"{target}.{a.name}"
+                out.append((sub if _is_module(sub) else target, node.lineno))
+    return out
+
+
+def _is_module(name: str) -> bool:
+    p = PACKAGE.parent.joinpath(*name.split("."))
+    return p.with_suffix(".py").is_file() or (p / "__init__.py").is_file()
+
+
+def graph() -> dict[str, list[tuple[str, int]]]:
+    return {module_name(p): imports(p) for p in sorted(PACKAGE.rglob("*.py"))}
+
+
+def upward(g: dict[str, list[tuple[str, int]]]) -> list[str]:
+    return [f"{m} (layer {LAYERS[layer_of(m)][0]}) imports {t} (layer {LAYERS[layer_of(t)][0]}) at line {line}"
+            for m, edges in g.items() for t, line in edges if layer_of(t) > layer_of(m)]
+
+
+def cycles(g: dict[str, list[tuple[str, int]]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan). A package's ``__init__`` importing its
+    own submodules is an edge like any other."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    out: list[list[str]] = []
+    counter = [0]
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w, _ in g.get(v, ()):
+            if w == v or w not in g:
+                continue
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    for v in g:
+        if v not in index:
+            visit(v)
+    return out
+
+
+def test_no_import_points_up():
+    assert upward(graph()) == []
+
+
+def test_no_import_cycle():
+    assert cycles(graph()) == []
+
+
+@pytest.mark.parametrize("inject", [
+    ("core/model.py", "from ..judge import judge_log\n", "upward"),
+    ("rules/stats.py", "from .nan import check_nan\n", "cycle"),
+])
+def test_the_layer_test_fails_when_an_arrow_is_injected(inject):
+    """The test is not vacuous: an injected upward import, and an injected cycle, are both caught."""
+    rel, line, kind = inject
+    g = graph()
+    path = PACKAGE / rel
+    g[module_name(path)] = imports(path, path.read_text() + "\n" + line)
+    if kind == "upward":
+        assert any("imports trainlint.judge" in u for u in upward(g))
+    else:
+        assert any("trainlint.rules.stats" in c and "trainlint.rules.nan" in c for c in cycles(g))
+
+
+def test_function_level_imports_say_why():
+    """An import of trainlint's own modules inside a function is there for start-up cost only, and says so: a
+    comment on its line or the line above, the function's docstring, or the module's docstring (a module whose
+    every command imports what it needs when it runs). Third-party imports inside functions are always lazy
+    loading of a dependency. Listed, not counted: each entry is a module, its line and the import."""
+    unmarked = []
+    for p in sorted(PACKAGE.rglob("*.py")):
+        lines = p.read_text().split("\n")
+        tree = ast.parse("\n".join(lines))
+        if "start-up" in (ast.get_docstring(tree) or ""):
+            continue
+        for fn in ast.walk(tree):
+            if not isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef):
+                continue
+            for node in ast.walk(fn):
+                if isinstance(node, ast.Import | ast.ImportFrom) and node.col_offset > 0 and _own(node):
+                    here = lines[node.lineno - 1]
+                    above = lines[node.lineno - 2] if node.lineno >= 2 else ""
+                    if "#" not in here and not above.strip().startswith("#") and not _lazy_documented(fn):
+                        unmarked.append(f"{module_name(p)}:{node.lineno}: {here.strip()}")
+    assert unmarked == [], "\n".join(unmarked)
+
+
+def _own(node: ast.Import | ast.ImportFrom) -> bool:
+    if isinstance(node, ast.ImportFrom):
+        return bool(node.level) or (node.module or "").split(".")[0] == "trainlint"
+    return any(a.name.split(".")[0] == "trainlint" for a in node.names)
+
+
+def _lazy_documented(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    doc = ast.get_docstring(fn) or ""
+    return "lazily" in doc or "start-up" in doc
