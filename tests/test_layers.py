@@ -46,13 +46,22 @@ def module_name(path: Path) -> str:
     return ".".join(parts)
 
 
-def imports(path: Path, source: str | None = None) -> list[tuple[str, int]]:
-    """(imported trainlint module, line) for every import in ``path``, resolved to the deepest module."""
+def imports(path: Path, source: str | None = None, typing_only: bool = True) -> list[tuple[str, int]]:
+    """(imported trainlint module, line) for every import in ``path``, resolved to the deepest module; without
+    ``typing_only``, the imports under ``if TYPE_CHECKING:`` are left out (they run only in a type checker: a
+    feature module naming the server class in its annotations is not a cycle at run time)."""
     name = module_name(path)
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     tree = ast.parse(source if source is not None else path.read_text(), str(path))
+    skip: set[int] = set()
+    if not typing_only:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+                skip.update(id(n) for n in ast.walk(node))
     out: list[tuple[str, int]] = []
     for node in ast.walk(tree):
+        if id(node) in skip:
+            continue
         if isinstance(node, ast.Import):
             out.extend((a.name, node.lineno) for a in node.names if a.name.split(".")[0] == "trainlint")
         elif isinstance(node, ast.ImportFrom):
@@ -75,8 +84,8 @@ def _is_module(name: str) -> bool:
     return p.with_suffix(".py").is_file() or (p / "__init__.py").is_file()
 
 
-def graph() -> dict[str, list[tuple[str, int]]]:
-    return {module_name(p): imports(p) for p in sorted(PACKAGE.rglob("*.py"))}
+def graph(typing_only: bool = True) -> dict[str, list[tuple[str, int]]]:
+    return {module_name(p): imports(p, typing_only=typing_only) for p in sorted(PACKAGE.rglob("*.py"))}
 
 
 def upward(g: dict[str, list[tuple[str, int]]]) -> list[str]:
@@ -129,7 +138,7 @@ def test_no_import_points_up():
 
 
 def test_no_import_cycle():
-    assert cycles(graph()) == []
+    assert cycles(graph(typing_only=False)) == []
 
 
 @pytest.mark.parametrize("inject", [
@@ -139,9 +148,9 @@ def test_no_import_cycle():
 def test_the_layer_test_fails_when_an_arrow_is_injected(inject):
     """The test is not vacuous: an injected upward import, and an injected cycle, are both caught."""
     rel, line, kind = inject
-    g = graph()
+    g = graph(typing_only=False)
     path = PACKAGE / rel
-    g[module_name(path)] = imports(path, path.read_text() + "\n" + line)
+    g[module_name(path)] = imports(path, path.read_text() + "\n" + line, typing_only=False)
     if kind == "upward":
         assert any("imports trainlint.judge" in u for u in upward(g))
     else:
@@ -180,3 +189,18 @@ def _own(node: ast.Import | ast.ImportFrom) -> bool:
 def _lazy_documented(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     doc = ast.get_docstring(fn) or ""
     return "lazily" in doc or "start-up" in doc
+
+
+def test_servers_are_made_by_a_factory_with_every_feature_registered_in_process():
+    """No module-level server: two servers in one process each have their own state and every feature."""
+    from trainlint.lsp.features import features
+    from trainlint.lsp.server import create_server
+
+    a, b = create_server(), create_server()
+    assert a.ws is not b.ws and a.settings is not b.settings
+    for server in (a, b):
+        registered = set(server.protocol.fm.features)
+        assert {"textDocument/hover", "textDocument/codeLens", "textDocument/documentSymbol", "initialize",
+                "trainlint/renderEvents", "trainlint/isLog", "textDocument/didOpen"} <= registered, registered
+        assert "trainlint.rescan" in server.protocol.fm.commands
+    assert {m.__name__.rsplit(".", 1)[1] for m in features()} >= {"hover", "outline", "documents", "lifecycle"}

@@ -109,6 +109,10 @@ def _parser() -> argparse.ArgumentParser:
     fm.add_argument("--json", action="store_true", help="as JSON, with the editor's document patterns and activation "
                                                        "events (the VS Code extension's build reads it)")
 
+    st = sub.add_parser("settings", help="every trainlint.* editor setting (name, type, default, range)")
+    st.add_argument("--json", action="store_true", help="as VS Code's contributes.configuration and the server's "
+                                                       "defaults (the VS Code extension's build reads it)")
+
     dc = sub.add_parser("docs", help="regenerate the generated parts of docs/ (rule page heads, shared sections, the "
                                      "formats table) from the registries")
     dc.add_argument("--check", action="store_true", help="change nothing; exit 1 when a generated part is stale")
@@ -143,6 +147,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                          args.stall_seconds)
         if args.command == "formats":
             return _formats(args)
+        if args.command == "settings":
+            return _settings(args)
         if args.command == "docs":
             return _docs(args)
         if args.command == "editor-config":
@@ -171,6 +177,18 @@ def _formats(args: argparse.Namespace) -> int:
     else:
         for s in specs():
             print(f"{s.name:<18} {s.description}")
+    return EXIT_OK
+
+
+def _settings(args: argparse.Namespace) -> int:
+    from .lsp.settings import SCHEMA, server_defaults, vscode_configuration
+
+    if args.json:
+        print(json.dumps({"configuration": vscode_configuration(), "serverDefaults": server_defaults()}, indent=2))
+    else:
+        for s in SCHEMA:
+            print(f"trainlint.{s.key:<24} {json.dumps(s.default):<14} {'server' if s.attr else 'client'}  "
+                  f"{s.description}")
     return EXIT_OK
 
 

@@ -1,4 +1,5 @@
 // trainlint.* settings as the server reads them (initializationOptions and workspace/configuration).
+import { SERVER_DEFAULTS } from "./settings.generated";
 
 export type Getter = <T>(key: string, fallback: T) => T;
 
@@ -8,21 +9,22 @@ export interface ServerSettings {
   select: string[];
   ignore: string[];
   ignorePatterns: string[];
+  debounceMs: number;
+  maxDiagnosticsPerFile: number;
+  watch: boolean;
+  pullDiagnostics: boolean;
 }
 
+/** Every server setting, read with the default the server declares (src/settings.generated.ts, from
+ * server/trainlint/lsp/settings.py); the four `severity.*` settings travel as one object. */
 export function readSettings(get: Getter): ServerSettings {
-  return {
-    scope: get("scope", "workspace"),
-    severity: {
-      fail: get("severity.fail", "error"),
-      warn: get("severity.warn", "warning"),
-      info: get("severity.info", "information"),
-      notChecked: get("severity.notChecked", "hint"),
-    },
-    select: get<string[]>("select", []),
-    ignore: get<string[]>("ignore", []),
-    ignorePatterns: get<string[]>("ignorePatterns", []),
-  };
+  const out: Record<string, unknown> = {};
+  const severity: Record<string, unknown> = {};
+  for (const [key, fallback] of Object.entries(SERVER_DEFAULTS)) {
+    if (key.startsWith("severity.")) severity[key.slice("severity.".length)] = get(key, fallback);
+    else out[key] = get(key, fallback);
+  }
+  return { ...out, severity } as unknown as ServerSettings;
 }
 
 /** Settings whose change needs a new server process (the others are sent as a configuration change). */

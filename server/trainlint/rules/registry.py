@@ -55,7 +55,8 @@ def check(name: str, *rules: Rule, order: int, description: str, phase: Phase = 
     """Register the decorated function as the check ``name``, which emits ``rules``; ``thresholds`` are the
     fields of ``Thresholds`` it reads (for every rule, or per rule ID)."""
     per_rule = thresholds if isinstance(thresholds, dict) else {r.id: tuple(thresholds) for r in rules}
-    unknown = {t for ts in per_rule.values() for t in ts} - set(Thresholds.__dataclass_fields__)
+    named = [t for ts in thresholds.values() for t in ts] if isinstance(thresholds, dict) else list(thresholds)
+    unknown = set(named) - set(Thresholds.__dataclass_fields__)
     if unknown:
         raise ValueError(f"check {name!r} names unknown thresholds {sorted(unknown)}")
     def register(fn: Callable[..., object]) -> Callable[..., object]:
