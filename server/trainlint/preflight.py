@@ -18,6 +18,7 @@ from typing import Any
 from .judge import READ_ERRORS, Report, read_failure, worst
 from .model import Location
 from .readers.dataset import examples, lines
+from .readers.speech import layout_of as speech_layout
 from .rules.base import Evidence, Finding, Level, Measurement, Ratio, Related
 from .rules.dataset import (
     TL_PRE_NO_EOS,
@@ -207,6 +208,13 @@ def preflight(paths: list[str], tokenizer: str | None = None, max_len: int | Non
     eval_set = set(evals or []) | {p for p in everything if is_eval_file(p)}
     for path in everything:
         if path in checks or path in reports:
+            continue
+        speech = speech_layout(path)
+        if speech is not None:  # a speech/TTS manifest (by its layout): its own checks
+            from .speech_preflight import speech_report
+
+            reports[path] = speech_report(path, speech, tok if isinstance(tok, Tokenizer) else None,
+                                          tok if isinstance(tok, str) else None)
             continue
         if isinstance(tok, Tokenizer):
             token_checks[path] = TokenCheck(tok, max_len)
