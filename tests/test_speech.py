@@ -217,3 +217,75 @@ def test_cli_json_and_sarif(faulty):
     out = subprocess.run([sys.executable, "-m", "trainlint.cli", "preflight", str(faulty), "--format", "json"],
                          capture_output=True, text=True)
     assert out.returncode == 1 and json.loads(out.stdout)
+
+
+# -- transcripts against a SentencePiece model trained here -----------------------------------------
+def _spm(tmp_path: Path, texts: list[str], **kw) -> str:  # type: ignore[no-untyped-def]
+    spm = pytest.importorskip("sentencepiece", reason="the sentencepiece library is not installed")
+    corpus = tmp_path / "tok.txt"
+    corpus.write_text("\n".join(texts * 3), encoding="utf-8")
+    prefix = tmp_path / kw.pop("name", "sp")
+    spm.SentencePieceTrainer.train(input=str(corpus), model_prefix=str(prefix), vocab_size=kw.pop("vocab", 150),
+                                   hard_vocab_limit=False, character_coverage=1.0, minloglevel=2, **kw)
+    return str(prefix) + ".model"
+
+
+def tok_hits(rep) -> list[tuple[str, int | None, str]]:  # type: ignore[no-untyped-def]
+    return [h for h in hits(rep) if h[0].startswith(("TP-TOK", "TL-TOK", "TL-PRE-TOK"))]
+
+
+def test_a_tokenizer_trained_on_the_transcripts_passes(tmp_path):
+    model = _spm(tmp_path, TEXTS)
+    rep, = preflight([str(manifest(tmp_path, clean_rows(tmp_path)))], model)
+    assert rep.verdict == Level.PASS and tok_hits(rep) == []
+    tokens = rep.measurements[1].values
+    assert tokens["transcripts"] == 10 and tokens["timed"] == 10
+
+
+def test_uncovered_characters_and_unknown_tokens_on_the_worst_line(tmp_path):
+    model = _spm(tmp_path, TEXTS)
+    rows = clean_rows(tmp_path)
+    write_wav(tmp_path / "wavs" / "de.wav", seconds=2.5, freq=420)
+    rows.append({"audio_filepath": "wavs/de.wav", "text": "Grüße aus der Straße, über alles."})
+    rep, = preflight([str(manifest(tmp_path, rows))], model)
+    got = tok_hits(rep)
+    cov = [h for h in got if h[0] == "TL-TOK-CHAR-COVERAGE"]
+    assert cov == [("TL-TOK-CHAR-COVERAGE", 11, "98.8% of the transcripts' characters are covered (under 99.9%): 3 "
+                    "of 38 distinct characters are not (`ü` × 2, `ß` × 2, `G` × 1); `ü` first on line 11")], got
+    oov = [h for h in got if h[0] == "TP-TOK-HIGH-OOV"]
+    assert [h[1] for h in oov] == [11] and "line 11 has 4 of" in oov[0][2]
+    for f in rep.findings:
+        faithful(f)
+
+
+def test_a_character_level_tokenizer_splits_words_and_blows_up_tokens_per_second(tmp_path):
+    model = _spm(tmp_path, TEXTS, model_type="char", name="char")
+    rows = []
+    for i, t in enumerate(TEXTS):  # 44-51 characters in 0.8 s
+        write_wav(tmp_path / "wavs" / f"f{i}.wav", seconds=0.8, freq=200 + 10 * i)
+        rows.append({"audio_filepath": f"wavs/f{i}.wav", "text": t})
+    rep, = preflight([str(manifest(tmp_path, rows))], model)
+    got = {h[0]: h for h in tok_hits(rep)}
+    assert got["TL-TOK-CHAR-SPLIT"] == ("TL-TOK-CHAR-SPLIT", 6, "53 of 53 words of 4+ letters (100%, over 10%) are "
+                                        "split into single characters; line 6 has 7, e.g. `Actions`")
+    assert got["TP-TOK-HIGH-TPS"] == ("TP-TOK-HIGH-TPS", 3, "59.9 tokens/s over 50 (479 tokens in 8 s of 10 of 10 "
+                                      "transcripts); line 3 has 52 tokens in 0.8 s (65/s)")
+    for f in rep.findings:
+        faithful(f)
+
+
+def test_tokens_per_second_is_not_checked_without_durations(tmp_path):
+    try:
+        import soundfile  # noqa: F401
+        pytest.skip("soundfile is installed here: the FLAC would be read")
+    except (ImportError, OSError):
+        pass
+    model = _spm(tmp_path, TEXTS)
+    (tmp_path / "clips").mkdir()
+    rows = []
+    for i, t in enumerate(TEXTS):
+        (tmp_path / "clips" / f"{i}.flac").write_bytes(b"fLaC" + bytes(64))
+        rows.append({"path": f"clips/{i}.flac", "sentence": t})
+    rep, = preflight([str(manifest(tmp_path, rows))], model)
+    assert ("TP-TOK-TPS-NOT-MEASURED", None, "0 of 10 transcripts have a duration") in tok_hits(rep)
+    assert rep.verdict == Level.NOT_CHECKED

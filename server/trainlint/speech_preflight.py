@@ -98,7 +98,7 @@ class TranscriptTokens:
                     "what was said there (an accent, a script, a symbol the tokenizer was not trained on).",
                     Evidence({"coverage": Ratio(covered * 100), "limit": Ratio(th.min_char_coverage * 100),
                               "missing": len(bad), "distinct": len(self.chars), "chars": listed, "line": line,
-                              "char": worst},
+                              "char": worst, "counts": sorted(bad.values(), reverse=True)[:10]},
                              "{coverage}% of the transcripts' characters are covered (under {limit}%): {missing} of "
                              "{distinct} distinct characters are not ({chars}); `{char}` first on line {line}"),
                     Location(path, line, 1, line, None)))
@@ -131,9 +131,9 @@ class TranscriptTokens:
                 Evidence({"split": self.split_words, "words": self.words,
                           "share": Ratio(self.split_words / self.words * 100),
                           "limit": Ratio(th.max_char_split_words * 100), "line": line, "line_split": n,
-                          "word": self.split_example[line]},
-                         "{split} of {words} words of 4+ letters ({share}%, over {limit}%) are split into single "
-                         "characters; line {line} has {line_split}, e.g. `{word}`"),
+                          "word": self.split_example[line], "min_letters": 4},
+                         "{split} of {words} words of {min_letters}+ letters ({share}%, over {limit}%) are split into "
+                         "single characters; line {line} has {line_split}, e.g. `{word}`"),
                 Location(path, line, 1, line, None)))
         return out
 
