@@ -289,3 +289,32 @@ def test_tokens_per_second_is_not_checked_without_durations(tmp_path):
     rep, = preflight([str(manifest(tmp_path, rows))], model)
     assert ("TP-TOK-TPS-NOT-MEASURED", None, "0 of 10 transcripts have a duration") in tok_hits(rep)
     assert rep.verdict == Level.NOT_CHECKED
+
+
+async def test_the_server_shows_a_manifests_findings_on_its_lines(tmp_path):
+    """A speech manifest anywhere in the workspace (found by its layout) is linted by the language server over
+    stdio as fine-tuning datasets are: its findings on its lines, again when it is rewritten."""
+    from test_lsp import until
+    from test_lsp_robust import start, stop
+
+    ws = tmp_path / "ws"
+    corpus = ws / "tts"
+    rows = clean_rows(corpus)
+    write_wav(corpus / "wavs" / "loud.wav", seconds=2.5, clip=True)
+    rows.append({"audio_filepath": "wavs/loud.wav", "text": "This one is far too loud, sadly."})
+    rows.append({"audio_filepath": "wavs/none.wav", "text": "Nobody recorded this line at all."})
+    m = manifest(corpus, rows, "train_manifest.json")
+    (ws / "metadata.csv").write_text("a|Hello.\n", encoding="utf-8")  # LJSpeech without wavs/a.wav
+    client = await start(ws)
+    try:
+        got = await until(lambda: client.diagnostics.get(m.as_uri()), what="the manifest linted")
+        assert sorted((str(d.code), d.range.start.line, d.range.start.character) for d in got) == [
+            ("TP-DATA-CLIPPING", 10, 1), ("TP-DATA-MISSING-AUDIO", 11, 1)]
+        lj = await until(lambda: client.diagnostics.get((ws / "metadata.csv").as_uri()), what="metadata.csv linted")
+        assert [(str(d.code), d.range.start.line, d.range.end.character) for d in lj] == [
+            ("TP-DATA-MISSING-AUDIO", 0, 1)]
+        manifest(corpus, rows[:-1], "train_manifest.json")  # the record without audio taken out
+        await until(lambda: [str(d.code) for d in client.diagnostics.get(m.as_uri(), [])] == ["TP-DATA-CLIPPING"],
+                    what="the rewrite linted")
+    finally:
+        await stop(client)
