@@ -296,7 +296,43 @@ def _read_wav(f: Any, a: Audio, max_decode_s: float, clip_level: float, silence_
     else:
         x = np.frombuffer(data, dtype="<i2" if width == 2 else "<i4")
         full = float(1 << (8 * width - 1))
-    _analyse(np.abs(x.astype(np.int64)).reshape(-1, a.channels).max(axis=1) / full, a, clip_level, silence_level)
+    if a.channels == 1:
+        _analyse_int(x, full, a, clip_level, silence_level)
+    else:  # the loudest channel of each frame
+        _analyse(np.abs(x.astype(np.int64)).reshape(-1, a.channels).max(axis=1) / full, a, clip_level, silence_level)
+
+
+def _analyse_int(x: Any, full: float, a: Audio, clip_level: float, silence_level: float) -> None:
+    """:func:`_analyse` on mono integer samples without making a float copy (most corpora: 16-bit mono)."""
+    import math
+
+    import numpy as np
+
+    n = len(x)
+    a.decoded_s = n / a.rate if a.rate else 0.0
+    if n == 0:
+        return
+    a.peak = max(int(x.max()), -int(x.min())) / full
+    c = math.ceil(clip_level * full - 1e-9)
+    a.clipped = int(np.count_nonzero(x >= c)) + int(np.count_nonzero(x <= -c))
+    q = math.floor(silence_level * full + 1e-9)
+    _longest_quiet(np.flatnonzero((x <= q) & (x >= -q)), n, a)
+
+
+def _longest_quiet(quiet: Any, n: int, a: Audio) -> None:
+    """The longest run of consecutive indices in ``quiet`` (sorted sample indices of silent frames)."""
+    import numpy as np
+
+    if len(quiet) == 0:
+        a.silence_s, a.silence_at_s = 0.0, 0.0
+        return
+    breaks = np.flatnonzero(np.diff(quiet) != 1)
+    starts = np.concatenate(([0], breaks + 1))
+    ends = np.concatenate((breaks, [len(quiet) - 1]))
+    lengths = ends - starts + 1
+    i = int(lengths.argmax())
+    a.silence_s = float(lengths[i]) / a.rate  # type: ignore[operator]
+    a.silence_at_s = float(quiet[starts[i]]) / a.rate  # type: ignore[operator]
 
 
 def _read_soundfile(sf: Any, f: Any, a: Audio, max_decode_s: float, clip_level: float,
@@ -322,12 +358,4 @@ def _analyse(mag: Any, a: Audio, clip_level: float, silence_level: float) -> Non
         return
     a.peak = float(mag.max())
     a.clipped = int(np.count_nonzero(mag >= clip_level))
-    loud = np.flatnonzero(mag > silence_level)
-    if len(loud) == 0:
-        a.silence_s, a.silence_at_s = n / a.rate, 0.0  # type: ignore[operator]
-        return
-    edges = np.concatenate(([-1], loud, [n]))
-    gaps = np.diff(edges) - 1
-    i = int(gaps.argmax())
-    a.silence_s = float(gaps[i]) / a.rate  # type: ignore[operator]
-    a.silence_at_s = float(edges[i] + 1) / a.rate  # type: ignore[operator]
+    _longest_quiet(np.flatnonzero(mag <= silence_level), n, a)

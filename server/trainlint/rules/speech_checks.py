@@ -37,6 +37,8 @@ from .speech import (
 from .thresholds import Thresholds
 
 MAX_PER_RULE = 50      # findings of one rule in one file; the evidence of each counts them all
+READERS = 4            # threads reading audio ahead of the checks (I/O waits overlap; 2 cores suffice)
+READ_AHEAD = 64        # files in flight at most: what is held is their facts, never their samples
 
 # What a TTS front end reads badly: a date (before plain digits, so it is named as one), digits, symbols.
 _UNNORMALISED = (
@@ -96,11 +98,30 @@ class SpeechCheck:
 
     # -- streaming ---------------------------------------------------------------------------
     def feed(self, items: Any) -> None:
-        for rec in items:
-            self.lines += 1
-            self._record(rec)
+        """Records in order; their audio read ahead on a few threads (reading is I/O: the GIL is released in
+        ``read`` and in numpy), at most ``READ_AHEAD`` files in flight so memory stays bounded."""
+        from concurrent.futures import ThreadPoolExecutor
 
-    def _record(self, rec: Record) -> None:
+        th = self.th
+        with ThreadPoolExecutor(max_workers=READERS) as pool:
+            window: list[tuple[Record, Any]] = []
+            for rec in items:
+                fut = None
+                if rec.problem is None and rec.path is not None:
+                    fut = pool.submit(read_audio, rec.path, th.speech_max_decode_s, th.speech_clip_level,
+                                      th.speech_silence_level)
+                window.append((rec, fut))
+                if len(window) >= READ_AHEAD:
+                    self._drain(window)
+            self._drain(window)
+
+    def _drain(self, window: list[tuple[Record, Any]]) -> None:
+        for rec, fut in window:
+            self.lines += 1
+            self._record(rec, fut.result() if fut is not None else None)
+        window.clear()
+
+    def _record(self, rec: Record, audio: Audio | None = None) -> None:
         if rec.problem is not None:
             at = {"column": rec.column} if rec.column is not None else {}
             self._flag(TL_DATA_BAD_RECORD, rec, {"problem": rec.problem, **at},
@@ -112,7 +133,7 @@ class SpeechCheck:
         text = rec.text or ""
         self._text(rec, text)
         duration = rec.duration
-        audio = self._audio(rec)
+        audio = self._audio(rec, audio)
         if audio is not None and audio.duration is not None and audio.problem is None:
             duration = audio.duration
         if self.on_text is not None and text.strip():
@@ -158,10 +179,11 @@ class SpeechCheck:
             return None
         return start + len(rec.text[: index + 1][-16:]) - 1
 
-    def _audio(self, rec: Record) -> Audio | None:
+    def _audio(self, rec: Record, a: Audio | None) -> Audio | None:
         th = self.th
         assert rec.path is not None
-        a = read_audio(rec.path, th.speech_max_decode_s, th.speech_clip_level, th.speech_silence_level)
+        if a is None:
+            a = read_audio(rec.path, th.speech_max_decode_s, th.speech_clip_level, th.speech_silence_level)
         if a.missing:
             self._flag(TP_DATA_MISSING_AUDIO, rec, {"audio": rec.audio, "resolved": rec.path},
                        "line {line}: `{audio}` does not exist (looked for `{resolved}`)",
