@@ -31,7 +31,7 @@ export const RESTART_KEYS = ["trainlint.interpreter", "trainlint.args", "trainli
 /** The files the client attaches to (the server finds unopened logs on its own). */
 export const DOCUMENT_PATTERNS = [
   "**/trainer_state.json", "**/trainer_*_log.txt", "**/*.jsonl", "**/*.csv", "**/*.log", "**/metrics.json",
-  "**/scalars.json", "**/log.txt", "**/*.txt",
+  "**/scalars.json", "**/log.txt", "**/*.txt", "**/*manifest*.json",
 ];
 
 /** The worst verdict among diagnostics, for the status bar: Error -> FAIL, Warning -> WARN. */

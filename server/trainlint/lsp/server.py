@@ -46,7 +46,8 @@ MAX_WATCHED = 8192  # folders watched (inotify's max_user_watches is 8192 on old
 MAX_LIVE_KEPT = 16  # unopened logs still being written that keep their points (the others are read again)
 READ_BUDGET = 16 << 20  # bytes of a log read at a time before queued work gets its turn
 WATCH_GLOBS = ("**/trainer_state.json", "**/trainer_*_log.txt", "**/events.out.tfevents.*", "**/*.csv",
-               "**/*.jsonl", "**/*.log", "**/metrics.json", "**/scalars.json", "**/log.txt", "**/.trainlint.yaml")
+               "**/*.jsonl", "**/*.log", "**/metrics.json", "**/scalars.json", "**/log.txt", "**/.trainlint.yaml",
+               "**/*manifest*.json")  # speech manifests (NeMo's train_manifest.json)
 
 
 class TrainlintServer(LanguageServer):
