@@ -214,6 +214,8 @@ class Audio:
     problem: str | None = None       # unreadable or empty: what is wrong
     needs: str | None = None         # not read: the library it needs
     missing: bool = False            # the file does not exist
+    declared_s: float | None = None  # a WAV cut short: what its header declares and what the file holds
+    held_s: float | None = None
 
     @property
     def duration(self) -> float | None:
@@ -275,8 +277,8 @@ def _read_wav(f: Any, a: Audio, max_decode_s: float, clip_level: float, silence_
         held = max(0, (a.size - data_at) // (width * a.channels))
         a.frames = min(declared, held)
         if declared > held:
-            a.problem = (f"cut short: the header declares {declared / a.rate:.2f} s, the file holds "
-                         f"{held / a.rate:.2f} s")
+            a.declared_s, a.held_s = declared / a.rate, held / a.rate
+            a.problem = "cut short: the header declares {declared_s} s, the file holds {held_s} s"
             return
         if a.frames == 0:
             a.problem = "no samples (0 frames)"

@@ -196,8 +196,13 @@ class SpeechCheck:
                 self.needs.append(rec.line)
             return a
         if a.problem is not None:
-            self._flag(TP_DATA_UNREADABLE_AUDIO, rec, {"audio": rec.audio, "problem": a.problem, "bytes": a.size},
-                       "line {line}: `{audio}` ({bytes} bytes): {problem}",
+            values: dict[str, Any] = {"audio": rec.audio, "bytes": a.size}
+            problem = a.problem
+            if a.declared_s is not None:  # the measured numbers are values, not text
+                values.update({"declared_s": Ratio(a.declared_s), "held_s": Ratio(a.held_s or 0.0)})
+            else:
+                values["problem"], problem = problem, "{problem}"
+            self._flag(TP_DATA_UNREADABLE_AUDIO, rec, values, "line {line}: `{audio}` ({bytes} bytes): " + problem,
                        "The audio cannot be used as it is: a decoder raises on it, or yields silence or a "
                        "shorter clip than its transcript.", span=rec.audio_span)
             return a
