@@ -329,3 +329,12 @@ def test_the_rate_rule_is_skipped_below_ten_records_and_check_leaves_manifests_t
     r = subprocess.run([sys.executable, "-m", "trainlint.cli", "check", str(tmp_path / "manifest.jsonl")],
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 2 and "run `trainlint preflight` on it" in r.stdout, r.stdout
+
+
+def test_scripts_written_together_are_one():
+    from trainlint.rules.speech_checks import scripts
+
+    assert list(scripts("東京のラーメンはとてもおいしいです。")) == ["CJK"]
+    assert list(scripts("ＡＢＣ and abc")) == ["LATIN"]           # fullwidth Latin is Latin
+    assert list(scripts("Hawaiʻi")) == ["LATIN"]                   # a modifier letter is no script
+    assert scripts("Hello мир") == {"LATIN": (5, 0), "CYRILLIC": (3, 6)}

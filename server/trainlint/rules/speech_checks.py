@@ -47,7 +47,9 @@ _UNNORMALISED = (
     ("a symbol", re.compile(r"[%$€£¥&@#+=<>/\\|~^*_°§©®™]")),
 )
 # Scripts that write one language together count as one.
-_SCRIPT_GROUPS = {"HIRAGANA": "CJK", "KATAKANA": "CJK", "CJK": "CJK", "HANGUL": "HANGUL"}
+_SCRIPT_GROUPS = {"HANGUL": "HANGUL"}
+_CJK = ("CJK", "HIRAGANA", "KATAKANA", "IDEOGRAPHIC")  # Japanese writes Han, kana and the long-vowel mark together
+_NO_SCRIPT = {"MODIFIER"}  # modifier letters (ʼ, ˈ) belong to no one script
 
 
 def scripts(text: str) -> dict[str, tuple[int, int]]:
@@ -62,8 +64,11 @@ def scripts(text: str) -> dict[str, tuple[int, int]]:
         name = unicodedata.name(c, "")
         if not name:
             continue
-        word = name.split(" ", 1)[0]
-        group = _SCRIPT_GROUPS.get(word, word)
+        words = name.split(" ")
+        word = words[1] if words[0] in ("FULLWIDTH", "HALFWIDTH") and len(words) > 1 else words[0]
+        if word in _NO_SCRIPT:
+            continue
+        group = "CJK" if word.startswith(_CJK) else _SCRIPT_GROUPS.get(word, word)
         n, first = out.get(group, (0, i))
         out[group] = (n + 1, first)
     return out
