@@ -95,7 +95,7 @@ def layout_of(path: str) -> SpeechLayout | None:
             return None
         try:
             obj = json.loads(first)
-        except ValueError:
+        except (ValueError, RecursionError):  # a hostile line nested 100,000 deep
             return None
         if not isinstance(obj, dict):
             return None
