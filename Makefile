@@ -63,6 +63,7 @@ gallery:
 bench: $(STAMP)
 	$(PY) bench/run.py
 	$(PY) bench/preflight.py
+	$(PY) bench/speech.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache

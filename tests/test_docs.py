@@ -8,7 +8,8 @@ from trainlint.rules import RULES
 
 DOCS = ROOT / "docs" / "rules"
 DATASET_CHECKS = {"dataset-lines", "dataset-text", "dataset-chat", "dataset-duplicates", "dataset-leakage",
-                  "tokenizer"}
+                  "tokenizer", "speech-manifest", "speech-audio", "speech-text", "speech-corpus"}
+ENV_CHECKS = {"env-import", "env-memory", "env-disk", "env-checkpoint"}
 SECTIONS = ("## What it measures", "## When it fires", "## What it does not mean", "## Example from a real log")
 
 
@@ -23,6 +24,8 @@ def test_pages_have_the_sections_and_the_rule_level():
         assert text.startswith(f"# {rid} — ")
         assert f"**Level:** {rule.level.value}" in text
         sections = SECTIONS if rule.check not in DATASET_CHECKS else (*SECTIONS[:3], "## Example from a real dataset")
+        if rule.check in ENV_CHECKS:
+            sections = (*SECTIONS[:3], "## Example from a real machine")
         for s in sections:
             assert s in text, (rid, s)
 

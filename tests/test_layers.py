@@ -21,10 +21,11 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("core", ("trainlint", "trainlint.core")),
     ("readers", ("trainlint.readers", "trainlint.discovery", "trainlint.runs")),
     ("rules", ("trainlint.rules",)),
-    ("judge", ("trainlint.judge", "trainlint.config", "trainlint.preflight", "trainlint.events_view",
+    ("judge", ("trainlint.judge", "trainlint.config", "trainlint.preflight", "trainlint.speech_preflight",
+               "trainlint.dataset_report", "trainlint.events_view",
                "trainlint.output")),
     ("front", ("trainlint.cli", "trainlint.__main__", "trainlint.lsp", "trainlint.watch", "trainlint.integrations",
-               "trainlint.docgen", "trainlint.editor_formats")),
+               "trainlint.docgen", "trainlint.editor_formats", "trainlint.envcheck")),
 )
 
 

@@ -94,3 +94,22 @@ def test_shipped_config_follows_a_growing_log(tmp_path: Path):
     assert (res["lines_before"], res["lines_after"]) == (60, 62) and res["grown"], res
     assert res["last_line"] == "step 62, loss: nan"
     assert "TP-NAN" in res["codes_at_want"], res["diagnostics"]
+
+
+def test_neovim_shows_a_speech_manifests_findings_on_its_lines(tmp_path: Path):
+    from speechkit import write_wav
+
+    root = tmp_path / "ws"
+    rows = []
+    for i in range(3):
+        write_wav(root / "tts" / "wavs" / f"a{i}.wav", seconds=2.0, freq=200 + 20 * i)
+        rows.append({"audio_filepath": f"wavs/a{i}.wav", "text": f"Clip number {['one', 'two', 'three'][i]} is fine."})
+    write_wav(root / "tts" / "wavs" / "b.wav", seconds=2.0, rate=22050)
+    rows.append({"audio_filepath": "wavs/b.wav", "text": "Recorded on 3/4/2021 at another rate."})
+    m = root / "tts" / "train_manifest.jsonl"
+    m.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    res = probe(root, m, hover_line=3)
+    assert res["got"] is True
+    assert sorted((d["code"], d["lnum"], d["col"]) for d in res["buffer"]) == [
+        ("TP-DATA-INCONSISTENT-SR", 3, 0), ("TP-DATA-UNNORMALIZED", 3, 54)]
+    assert "TP-DATA" in (res["hover"] or "")

@@ -92,6 +92,10 @@ def _parser() -> argparse.ArgumentParser:
     pf.add_argument("--quiet", "-q", action="store_true")
     pf.add_argument("--verbose", "-v", action="store_true", help="also print what was measured (examples, tokens)")
 
+    from .envcheck import add_parser as add_env
+
+    add_env(sub)
+
     e = sub.add_parser("events", help="print a TensorBoard event file (or an MLflow SQLite store) as text, one "
                                       "scalar per line")
     e.add_argument("path", metavar="FILE")
@@ -140,6 +144,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _preflight(args)
         if args.command == "compare":
             return _compare(args)
+        if args.command == "env":
+            from .envcheck import main as env
+
+            return env(args)
         if args.command == "watch":
             from .watch import run as watch
 

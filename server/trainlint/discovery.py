@@ -125,6 +125,12 @@ def dataset_reason(path: str, cfg: Any = None) -> str | None:
     """Why ``path`` is a fine-tuning dataset (linted by preflight, not judged as a log), or None."""
     if cfg is not None and cfg.names_dataset(path):
         return "a dataset the configuration names (datasets:)"
+    name = os.path.basename(path).lower()
+    if name.endswith((".jsonl", ".json")) or (name.startswith("metadata") and name.endswith((".csv", ".txt"))):
+        from .readers.speech import layout_of as speech_layout  # a first line read: audio paths and transcripts?
+
+        if speech_layout(path) is not None:
+            return "a speech corpus manifest (audio paths and transcripts)"
     if not path.endswith(".jsonl") or not set(os.path.dirname(os.path.abspath(path)).split(os.sep)) & DATASET_DIRS:
         return None
     from .readers.dataset import looks_like as looks_like_dataset  # only for a .jsonl in a data folder

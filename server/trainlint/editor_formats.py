@@ -13,6 +13,11 @@ EXTENSION_ACTIVATION = ("workspaceContains:**/.trainlint.yaml", "onLanguage:json
                         "onFileSystem:trainlint-events")
 
 
+#: Documents that are not logs but datasets ``preflight`` lints in the editor (speech manifests such as NeMo's
+#: train_manifest.json; JSONL and CSV datasets are covered by the formats' own patterns).
+DATASET_DOCUMENTS = ("**/*manifest*.json",)
+
+
 def document_patterns() -> list[str]:
     out: list[str] = []
     for s in specs():
@@ -21,7 +26,7 @@ def document_patterns() -> list[str]:
         for g in (*s.globs, *s.extras.get("documents", ())):
             if g not in out:
                 out.append(g)
-    return out
+    return out + [g for g in DATASET_DOCUMENTS if g not in out]
 
 
 def activation_events() -> list[str]:

@@ -15,18 +15,19 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from .core.findings import Evidence, Finding, Level, Measurement, Ratio, Related
+from .core.findings import Evidence, Finding, Measurement, Ratio, Related
 from .core.model import Location
-from .core.report import Report, verdict_of
+from .core.report import Report
 from .core.report import exit_code as report_exit_code
+from .dataset_report import dataset_verdict, line_ends, tokenizer_not_checked
 from .judge import READ_ERRORS, read_failure
-from .readers.dataset import examples, lines
+from .readers.dataset import examples
+from .readers.speech import layout_of as speech_layout
 from .rules.dataset import (
     TL_PRE_NO_EOS,
     TL_PRE_NO_EXAMPLES,
     TL_PRE_NO_PAD,
     TL_PRE_PAD_IS_EOS,
-    TL_PRE_TOKENIZER_NOT_CHECKED,
     TL_PRE_TOO_LONG,
     TP_PRE_NO_EOS_APPEND,
 )
@@ -210,6 +211,13 @@ def preflight(paths: list[str], tokenizer: str | None = None, max_len: int | Non
     for path in everything:
         if path in checks or path in reports:
             continue
+        speech = speech_layout(path)
+        if speech is not None:  # a speech/TTS manifest (by its layout): its own checks
+            from .speech_preflight import speech_report  # start-up: only a speech corpus needs it
+
+            reports[path] = speech_report(path, speech, tok if isinstance(tok, Tokenizer) else None,
+                                          tok if isinstance(tok, str) else None)
+            continue
         if isinstance(tok, Tokenizer):
             token_checks[path] = TokenCheck(tok, max_len)
         dc = DatasetCheck(path, text_field, chat_field, keep_prompts=bool(eval_set) and len(everything) > 1,
@@ -227,7 +235,7 @@ def preflight(paths: list[str], tokenizer: str | None = None, max_len: int | Non
         if path in eval_set and trains:
             findings += leakage(dc, trains)
         if isinstance(tok, str):
-            findings.append(_tokenizer_not_checked(path, tok))
+            findings.append(tokenizer_not_checked(path, tok))
         elif path in token_checks:
             findings += token_checks[path].findings(path)
         if dc.examples == 0:
@@ -235,8 +243,8 @@ def preflight(paths: list[str], tokenizer: str | None = None, max_len: int | Non
                                     "No line of the file could be read as an example, so nothing else was checked.",
                                     Evidence({"lines": dc.lines}, "{lines} non-blank lines, no example"),
                                     Location(path, None)))
-        _line_ends(path, findings)
-        rep = Report(path, "dataset", _verdict(findings), findings,
+        line_ends(path, findings)
+        rep = Report(path, "dataset", dataset_verdict(findings), findings,
                      ran=["dataset-lines", "dataset-text", "dataset-chat", "dataset-duplicates"])
         layout = dc.layout.describe() if dc.layout else "unknown"
         rep.measurements.append(Measurement(
@@ -246,40 +254,6 @@ def preflight(paths: list[str], tokenizer: str | None = None, max_len: int | Non
             rep.measurements.append(token_checks[path].measurement(path))
         reports[path] = rep
     return [reports[p] for p in dict.fromkeys(everything) if p in reports]
-
-
-def _line_ends(path: str, findings: list[Finding]) -> None:
-    """Give findings placed on a whole line (leakage, lengths) the end of that line: one more streamed pass that
-    stops at the last such line."""
-    want = {f.location.line: f for f in findings if f.location.line and f.location.end_column is None
-            and f.location.path == path}
-    if not want:
-        return
-    last = max(want)
-    ends: dict[int, int] = {}
-    try:
-        for n, text in lines(path):
-            if n in want:
-                ends[n] = len(text) + 1
-            if n >= last:
-                break
-    except OSError:
-        return
-    for f in findings:
-        loc = f.location
-        if loc.path == path and loc.line in ends and loc.end_column is None:
-            f.location = Location(loc.path, loc.line, loc.column or 1, loc.line, ends[loc.line])
-
-
-def _tokenizer_not_checked(path: str, why: str) -> Finding:
-    return Finding(TL_PRE_TOKENIZER_NOT_CHECKED.id, TL_PRE_TOKENIZER_NOT_CHECKED.level,
-                   f"The token counts, lengths, EOS, pad and unknown-token checks did not run: {why}. This says "
-                   "nothing about the data.", Evidence({"reason": why}, "not checked: {reason}"), Location(path, None))
-
-
-def _verdict(findings: list[Finding]) -> Level:
-    levels = {f.level for f in findings}
-    return verdict_of(levels, judged=Level.NOT_CHECKED not in levels)
 
 
 def exit_code(reports: list[Report]) -> int:

@@ -32,6 +32,7 @@ export const RESTART_KEYS = ["trainlint.interpreter", "trainlint.args", "trainli
 
 /** The files the client attaches to (the server finds unopened logs on its own). */
 export { DOCUMENT_PATTERNS } from "./formats.generated";
+
 /** The worst verdict among diagnostics, for the status bar: Error -> FAIL, Warning -> WARN. */
 export function worstVerdict(severities: number[]): string {
   if (severities.includes(0)) return "FAIL";

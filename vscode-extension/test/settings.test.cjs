@@ -27,7 +27,8 @@ test("the document patterns match the log names the server reads", () => {
     .replace(/\*/g, "[^/]*").replace(/\u0000/g, "(?:.*/)?") + "$");
   const matches = (p) => s.DOCUMENT_PATTERNS.some((g) => toRe(g).test(p));
   for (const p of ["run/trainer_state.json", "out/trainer_0_log.txt", "lightning_logs/version_0/metrics.csv",
-    "a/trainer_log.jsonl", "output/metrics.json", "log/log.txt", "train.log"]) {
+    "a/trainer_log.jsonl", "output/metrics.json", "log/log.txt", "train.log", "nemo/train_manifest.json",
+    "tts/metadata.csv"]) {
     assert.ok(matches(p), p);
   }
   assert.ok(!matches("src/model.py") && !matches("config.yaml"));

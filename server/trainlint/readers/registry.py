@@ -86,7 +86,7 @@ class FormatSpec:
 
 
 #: Reader modules that declare no format (the toolkit, and readers for other commands).
-NOT_FORMATS = frozenset({"base", "registry", "dataset", "custom"})  # custom: read by the `formats:` patterns
+NOT_FORMATS = frozenset({"base", "registry", "dataset", "speech", "custom"})  # custom: read by the `formats:` patterns
 
 _SPECS: tuple[FormatSpec, ...] | None = None
 

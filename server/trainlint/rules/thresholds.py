@@ -104,6 +104,42 @@ class Thresholds:
     #: trainproof: loader time above half of step time (median) means input-bound.
     loader_fraction_max: float = 0.5
 
+    # -- speech corpora (trainlint preflight) ---------------------------------------------------
+    #: trainproof: audio longer than 25 s is an outlier (its RULES.md says 30 s; its code uses 25 s). Long clips
+    #: dominate a batch's padding and memory and are where TTS attention fails to align.
+    speech_max_duration_s: float = 25.0
+    #: trainproof: audio shorter than 0.5 s is an outlier (a click, a cut word, a header without speech).
+    speech_min_duration_s: float = 0.5
+    #: trainproof: a decoded sample at or above 0.99 of full scale is clipping.
+    speech_clip_level: float = 0.99
+    #: trainproof: a sample at or below 0.005 of full scale is silent ...
+    speech_silence_level: float = 0.005
+    #: ... and a run of silent samples longer than 2 s is a long silence.
+    speech_max_silence_s: float = 2.0
+    #: trainproof: characters per second of audio more than 3x above or below the corpus median is a likely
+    #: transcript/audio mismatch ...
+    speech_char_rate_ratio: float = 3.0
+    #: ... judged only when at least 10 records have both a transcript and a duration (trainproof's minimum).
+    speech_char_rate_min_records: int = 10
+    #: At most this many seconds of each file are decoded (clipping, silence): a header that declares hours is
+    #: measured from its header and its first minute. 60 s is over twice the longest clip judged normal.
+    speech_max_decode_s: float = 60.0
+    #: trainproof: more than 50 tokens per second of audio is a sequence-length blow-up for a TTS/ASR model.
+    tokens_per_second_max: float = 50.0
+    #: trainproof's TP-TOK-LOW-COVERAGE level (99.9%), applied here to characters: at least this share of the
+    #: transcripts' characters must be representable without the unknown token.
+    min_char_coverage: float = 0.999
+    #: More than this share of the transcripts' words of 4 or more letters encoded one piece per letter means a
+    #: tokenizer that was not trained on this text (language, script, casing): our own threshold, trainproof's
+    #: TP-TOK-SUSPICIOUS-SPLIT looks at numbers only.
+    max_char_split_words: float = 0.10
+    # -- environment (trainlint env) ------------------------------------------------------------
+    #: trainproof: less than 4 GB of RAM left over after the run's declared need is tight (a machine starts
+    #: paging long before it runs out).
+    min_free_ram_margin_gb: float = 4.0
+    #: trainproof: an import probe that has not finished after 120 s has hung.
+    import_timeout_s: float = 120.0
+
     # -- run coverage --------------------------------------------------------------------------
     #: A log written to within this many seconds is reported as running, not as stopped.
     running_if_written_within_s: float = 120.0

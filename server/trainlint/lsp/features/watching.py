@@ -11,6 +11,7 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from ...discovery import folders
+from ...editor_formats import DATASET_DOCUMENTS as DATASET_GLOBS  # speech manifests, linted by preflight
 from ...readers.tfevents import is_event_file
 from ...runs import is_artefact
 
@@ -26,7 +27,7 @@ def watch_globs() -> tuple[str, ...]:
     """What the client is asked to watch: every format's globs (the format registry) and the configuration."""
     from ...readers.registry import watch_globs as format_globs  # start-up: imports every reader module
 
-    return (*format_globs(), *CONFIG_GLOBS)
+    return (*format_globs(), *CONFIG_GLOBS, *DATASET_GLOBS)
 
 
 class Watching:
