@@ -1,4 +1,4 @@
-"""The server under every hostile input of issue 14 at once, on a live workspace of real runs.
+"""The server under every hostile input of issues 14 and 25 at once, on a live workspace of real runs.
 
 Each fault is applied while the server watches and an editor hovers every 100 ms. Then the server's final
 diagnostics must equal a cold ``trainlint check --format json`` of the same files (a log the server never
@@ -21,6 +21,7 @@ from lsprotocol import types as t
 
 from conftest import FIXTURES, RUNS
 from tbwrite import record_offsets, scalar_event, write
+from test_hostile_round3 import catastrophic_project
 from test_lsp_robust import hover, start, stop
 
 HOVER_BUDGET_S = 1.0
@@ -122,12 +123,16 @@ def faults(ws: Path, outside: Path) -> list[tuple[str, object]]:
         with (ws / "hf-diverge" / "train.log").open("a") as f:
             f.write("{'loss': 'nan', 'grad_norm': 'nan', 'learning_rate': '0.001', 'epoch': '9.9'}\n")
 
+    def catastrophic_regex() -> None:  # issue 25 item 1: froze the whole server
+        catastrophic_project(ws / "regex", xs=40)
+
     return [("fifo and /dev/stdin link", pipes), ("JSON 1,000 deep", deep_json), ("YAML alias bomb", alias_bomb),
             ("rewritten in place, same head, longer", rewrite_in_place), ("links to / and outside", links_out),
             ("3,000 images", images), ("quadratic Coqui line", coqui_line), ("a new JSONL key per line", new_keys),
             ("multi-line CSV cells", csv_cells), ("zip-bomb checkpoint", zip_bomb),
             ("2 GB sparse trainer_state.json", sparse_state), ("event file appears", events_grow),
-            ("event file grows", events_more), ("stdout append", stdout_append)]
+            ("event file grows", events_more), ("stdout append", stdout_append),
+            ("catastrophic formats: pattern", catastrophic_regex)]
 
 
 def cold(ws: Path) -> set[tuple[str, str, int | None]]:

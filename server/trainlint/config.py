@@ -157,7 +157,7 @@ def _formats(cfg: Config, raw: Any, lines: dict[tuple[Any, ...], int]) -> None:
     """``formats:`` -> UserFormat entries; a bad entry is an error on its line of the YAML file."""
     import re
 
-    from .readers.custom import UserFormat
+    from .readers.custom import UnsupportedPattern, UserFormat, compile_user_pattern
 
     if raw is None:
         return
@@ -184,9 +184,12 @@ def _formats(cfg: Config, raw: Any, lines: dict[tuple[Any, ...], int]) -> None:
         compiled = []
         for j, src in enumerate(pats):
             try:
-                pat = re.compile(str(src))
+                pat = compile_user_pattern(str(src))
             except re.error as e:
                 bad(("formats", i, "lines", j), f"formats[{i}].lines[{j}]: not a regular expression ({e})")
+                continue
+            except UnsupportedPattern as e:
+                bad(("formats", i, "lines", j), f"formats[{i}].lines[{j}]: {e}")
                 continue
             groups = set(pat.groupindex)
             if "step" not in groups or len(groups) < 2:
