@@ -98,9 +98,9 @@ async function createPrivateEnv(context: vscode.ExtensionContext, python: string
   await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: "trainlint",
     cancellable: false }, async (progress) => {
     progress.report({ message: "creating a private Python environment…" });
-    await run(python, ["-m", "venv", "--clear", path.join(storage, "venv")]);
+    await run(python, ["-P", "-m", "venv", "--clear", path.join(storage, "venv")]);
     progress.report({ message: `installing ${path.basename(wheel)} and its dependencies…` });
-    await run(py, ["-m", "pip", "install", wheel]);
+    await run(py, ["-P", "-m", "pip", "install", wheel]);
     fs.writeFileSync(path.join(storage, "venv", ".trainlint-wheel"), path.basename(wheel));
   });
   return py;

@@ -29,9 +29,13 @@ export function resolveInterpreter(setting: string | string[] | undefined, api: 
   return { python: "python3", source: "default" };
 }
 
-/** The command line that starts the server over stdio. */
+/**
+ * The command line that starts the server over stdio. `-P` (Python 3.11+, as trainlint requires): the working
+ * folder is not put on sys.path, so a workspace's own `trainlint/` or `trainlint.py` is never imported instead of
+ * the installed package.
+ */
 export function serverCommand(python: string, args: string[] | undefined): { command: string; args: string[] } {
-  return { command: python, args: ["-m", "trainlint.cli", "serve", ...(args ?? [])] };
+  return { command: python, args: ["-P", "-m", "trainlint.cli", "serve", ...(args ?? [])] };
 }
 
 /** What to tell a user whose interpreter lacks trainlint: the exact command to run. */
@@ -41,7 +45,7 @@ export function installHint(python: string): string {
 }
 
 /** The probe run before starting: imports the server module without starting it. */
-export const IMPORT_CHECK = ["-c", "import trainlint.lsp.server"];
+export const IMPORT_CHECK = ["-P", "-c", "import trainlint.lsp.server"];
 
 /** What launches the server, chosen as Microsoft's Python-tool extensions choose it. */
 export type Launch =
