@@ -21,7 +21,7 @@ from lsprotocol import types as t
 
 from conftest import FIXTURES, RUNS
 from tbwrite import record_offsets, scalar_event, write
-from test_hostile_round3 import catastrophic_project
+from test_hostile_round3 import _Broken, catastrophic_project
 from test_lsp_robust import hover, start, stop
 
 HOVER_BUDGET_S = 1.0
@@ -126,13 +126,27 @@ def faults(ws: Path, outside: Path) -> list[tuple[str, object]]:
     def catastrophic_regex() -> None:  # issue 25 item 1: froze the whole server
         catastrophic_project(ws / "regex", xs=40)
 
+    def guardian_run() -> None:  # issue 25 item 3: a full disk, numpy steps, a metric that raises, in training
+        import numpy as np
+
+        from trainlint.integrations.guardian import Guardian
+
+        (ws / "guardian").mkdir()
+        full, g = Guardian(jsonl="/dev/full"), Guardian(jsonl=ws / "guardian" / "metrics.jsonl")
+        for step in range(1, 60):
+            loss = np.float32(2.0 - step / 100) if step < 55 else float("nan")
+            for each in (full, g):
+                each.observe(np.int64(step), {"loss": loss, "bad": _Broken("item")})
+        full.close()
+        g.close()
+
     return [("fifo and /dev/stdin link", pipes), ("JSON 1,000 deep", deep_json), ("YAML alias bomb", alias_bomb),
             ("rewritten in place, same head, longer", rewrite_in_place), ("links to / and outside", links_out),
             ("3,000 images", images), ("quadratic Coqui line", coqui_line), ("a new JSONL key per line", new_keys),
             ("multi-line CSV cells", csv_cells), ("zip-bomb checkpoint", zip_bomb),
             ("2 GB sparse trainer_state.json", sparse_state), ("event file appears", events_grow),
             ("event file grows", events_more), ("stdout append", stdout_append),
-            ("catastrophic formats: pattern", catastrophic_regex)]
+            ("catastrophic formats: pattern", catastrophic_regex), ("Guardian on a full disk", guardian_run)]
 
 
 def cold(ws: Path) -> set[tuple[str, str, int | None]]:

@@ -52,3 +52,63 @@ def test_item1_a_pattern_re2_cannot_run_is_refused_on_its_yaml_line(tmp_path: Pa
     assert [line for line, _ in cfg.placed] == [5, 6], cfg.placed
     assert all("cannot be run in linear time" in m for _, m in cfg.placed), cfg.placed
     assert len(cfg.formats) == 1 and len(cfg.formats[0].patterns) == 1
+
+
+class _Broken:
+    """A metric whose numel() or item() raises what no trainer documents."""
+
+    def __init__(self, where: str) -> None:
+        self.where = where
+
+    def numel(self) -> int:
+        if self.where == "numel":
+            raise KeyError("numel")
+        return 1
+
+    def item(self) -> float:
+        raise LookupError("item")
+
+
+def test_item3_a_full_disk_never_raises_into_training_and_judging_goes_on(caplog) -> None:
+    import logging
+
+    from trainlint.integrations.guardian import Guardian
+
+    g = Guardian(jsonl="/dev/full")
+    with caplog.at_level(logging.WARNING, logger="trainlint"):
+        for step in range(1, 40):
+            g.observe(step, {"loss": 2.0 - step / 100})
+        found = g.observe(40, {"loss": float("nan")})
+    assert "TP-NAN" in {f.id for f in found}
+    written = [r for r in caplog.records if "/dev/full" in r.getMessage()]
+    assert len(written) == 1 and "No space left" in written[0].getMessage()
+    g.close()
+
+
+def test_item3_a_jsonl_path_that_cannot_be_opened_is_logged_not_raised(tmp_path: Path, caplog) -> None:
+    import logging
+
+    from trainlint.integrations.guardian import Guardian
+
+    with caplog.at_level(logging.WARNING, logger="trainlint"):
+        g = Guardian(jsonl=tmp_path / "no" / "such" / "folder" / "metrics.jsonl")
+        g.observe(1, {"loss": 1.0})
+    assert len(g.reader.log.series) == 1
+    assert sum("metrics.jsonl" in r.getMessage() for r in caplog.records) == 1
+
+
+def test_item3_numpy_steps_and_metrics_that_raise_never_escape(tmp_path: Path) -> None:
+    import json
+
+    import numpy as np
+
+    from trainlint.integrations.guardian import Guardian
+
+    out = tmp_path / "m.jsonl"
+    g = Guardian(jsonl=out)
+    g.observe(np.int64(3), {"loss": np.float32(1.5)})
+    g.observe(np.array(4), {"loss": np.array(1.25), "bad": _Broken("item")})
+    g.observe(np.float64(5.0), {"loss": 1.0, "worse": _Broken("numel")})
+    g.close()
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert rows == [{"step": 3, "loss": 1.5}, {"step": 4, "loss": 1.25}, {"step": 5, "loss": 1.0}]
