@@ -21,10 +21,11 @@ from lsprotocol import types as t
 
 from conftest import FIXTURES, RUNS
 from tbwrite import record_offsets, scalar_event, write
-from test_hostile_round3 import _Broken, catastrophic_project
+from test_hostile_round3 import _Broken, _wal_database, catastrophic_project
 from test_lsp_robust import hover, start, stop
 
 HOVER_BUDGET_S = 1.0
+WRITERS: list = []  # SQLite writers kept open until the cold check, so their WAL is never checkpointed
 CLI = [sys.executable, "-m", "trainlint.cli"]
 
 
@@ -140,13 +141,18 @@ def faults(ws: Path, outside: Path) -> list[tuple[str, object]]:
         full.close()
         g.close()
 
+    def mlflow_wal() -> None:  # issue 25 item 4: a WAL-mode database was skipped (a diverging run passed)
+        (ws / "mlflow-wal").mkdir()
+        WRITERS.append(_wal_database(ws / "mlflow-wal" / "mlflow.db"))
+
     return [("fifo and /dev/stdin link", pipes), ("JSON 1,000 deep", deep_json), ("YAML alias bomb", alias_bomb),
             ("rewritten in place, same head, longer", rewrite_in_place), ("links to / and outside", links_out),
             ("3,000 images", images), ("quadratic Coqui line", coqui_line), ("a new JSONL key per line", new_keys),
             ("multi-line CSV cells", csv_cells), ("zip-bomb checkpoint", zip_bomb),
             ("2 GB sparse trainer_state.json", sparse_state), ("event file appears", events_grow),
             ("event file grows", events_more), ("stdout append", stdout_append),
-            ("catastrophic formats: pattern", catastrophic_regex), ("Guardian on a full disk", guardian_run)]
+            ("catastrophic formats: pattern", catastrophic_regex), ("Guardian on a full disk", guardian_run),
+            ("MLflow database in WAL mode", mlflow_wal)]
 
 
 def cold(ws: Path) -> set[tuple[str, str, int | None]]:
@@ -225,9 +231,14 @@ async def test_every_fault_at_once_ends_where_a_cold_check_does(tmp_path: Path) 
         assert (await hover(client, anchor, 428)) is not None
     finally:
         await stop(client)
-    expected = cold(ws)
+    try:
+        expected = cold(ws)
+    finally:
+        while WRITERS:
+            WRITERS.pop().close()
     got = published(client, ws)
     assert got == expected, {"only in the server": sorted(got - expected), "only in check": sorted(expected - got)}
     assert {"TP-NAN"} <= {code for path, code, _ in got if path.endswith("csv/metrics.csv")}
+    assert {"TP-NAN"} <= {code for path, code, _ in got if "mlflow-wal/mlflow.db" in path}
     assert not any(str(outside) in path for path, _, _ in got)
     assert latencies and max(latencies) < HOVER_BUDGET_S, max(latencies)

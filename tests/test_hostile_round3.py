@@ -112,3 +112,63 @@ def test_item3_numpy_steps_and_metrics_that_raise_never_escape(tmp_path: Path) -
     g.close()
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     assert rows == [{"step": 3, "loss": 1.5}, {"step": 4, "loss": 1.25}, {"step": 5, "loss": 1.0}]
+
+
+def _wal_database(db: Path):  # type: ignore[no-untyped-def]
+    """The diverging MLflow run rewritten into a WAL-mode database by a writer that stays open (so nothing is
+    checkpointed back into the main file): the live writer's state the issue found skipped."""
+    import sqlite3
+
+    from conftest import FIXTURES
+
+    src = sqlite3.connect(f"file:{FIXTURES / 'live' / 'mlflow-db-diverge' / 'mlflow.db'}?mode=ro", uri=True)
+    dst = sqlite3.connect(db)
+    assert dst.execute("PRAGMA journal_mode=WAL").fetchone()[0] == "wal"
+    dst.execute("PRAGMA wal_autocheckpoint=0")
+    for (sql,) in src.execute("SELECT sql FROM sqlite_master WHERE type='table' AND sql IS NOT NULL "
+                              "AND name NOT LIKE 'sqlite_%'"):
+        dst.execute(sql)
+    for (name,) in src.execute("SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%'"):
+        rows = src.execute(f'SELECT * FROM "{name}"').fetchall()
+        if rows:
+            dst.executemany(f'INSERT INTO "{name}" VALUES ({",".join("?" * len(rows[0]))})', rows)
+    dst.commit()
+    src.close()
+    return dst
+
+
+def _folder_state(folder: Path) -> dict[str, tuple[int, int, str]]:
+    import hashlib
+
+    return {p.name: (p.stat().st_size, p.stat().st_mtime_ns, hashlib.sha256(p.read_bytes()).hexdigest())
+            for p in sorted(folder.iterdir())}
+
+
+def test_item4_an_mlflow_database_in_wal_mode_is_read_with_its_wal_and_nothing_is_written(tmp_path: Path) -> None:
+    import json
+
+    run = tmp_path / "run"
+    run.mkdir()
+    writer = _wal_database(run / "mlflow.db")
+    try:
+        assert (run / "mlflow.db-wal").stat().st_size > 0
+        before = _folder_state(run)
+        r = subprocess.run([*CLI, "check", "--format", "json", "."], cwd=run, capture_output=True, text=True,
+                           timeout=120)
+        assert _folder_state(run) == before  # nothing written, no -shm made, the WAL not checkpointed
+        [rep] = json.loads(r.stdout)["reports"]
+        assert (r.returncode, rep["format"], rep["verdict"]) == (1, "mlflow-db", "FAIL"), r.stdout + r.stderr
+        assert "TP-NAN" in {f["id"] for f in rep["findings"]}
+    finally:
+        writer.close()
+    # a WAL left by a writer that died (copied without its -shm): still read, and no -shm appears
+    copy = tmp_path / "copy"
+    copy.mkdir()
+    writer = _wal_database(run / "again.db")
+    for suffix in ("", "-wal"):
+        (copy / ("mlflow.db" + suffix)).write_bytes((run / ("again.db" + suffix)).read_bytes())
+    writer.close()
+    before = _folder_state(copy)
+    r = subprocess.run([*CLI, "check", "--format", "json", "."], cwd=copy, capture_output=True, text=True, timeout=120)
+    assert _folder_state(copy) == before and sorted(before) == ["mlflow.db", "mlflow.db-wal"]
+    assert json.loads(r.stdout)["reports"][0]["verdict"] == "FAIL", r.stdout
