@@ -172,3 +172,45 @@ def test_item4_an_mlflow_database_in_wal_mode_is_read_with_its_wal_and_nothing_i
     r = subprocess.run([*CLI, "check", "--format", "json", "."], cwd=copy, capture_output=True, text=True, timeout=120)
     assert _folder_state(copy) == before and sorted(before) == ["mlflow.db", "mlflow.db-wal"]
     assert json.loads(r.stdout)["reports"][0]["verdict"] == "FAIL", r.stdout
+
+
+def _jsonl_run(path: Path, tail: list[str]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    rows = [f'{{"step": {i}, "loss": {2.0 - i / 100:.3f}, "lr": 0.001}}' for i in range(1, 41)]
+    rows += [f'{{"step": {41 + i}, "loss": {v}, "lr": 0.001}}' for i, v in enumerate(tail)]
+    path.write_text("\n".join(rows) + "\n")
+    return path
+
+
+def test_item5_nan_spelled_as_strings_or_a_run_of_nulls_in_jsonl_is_non_finite(tmp_path: Path) -> None:
+    import json
+
+    for spelling in ('"nan"', '"NaN"', '"inf"', '"-inf"', '"Infinity"'):
+        _jsonl_run(tmp_path / spelling.strip('"') / "metrics.jsonl", [spelling] * 5)
+    _jsonl_run(tmp_path / "null" / "metrics.jsonl", ["null"] * 5)
+    r = subprocess.run([*CLI, "check", "--format", "json", "."], cwd=tmp_path, capture_output=True, text=True,
+                       timeout=120)
+    reports = {Path(rep["path"]).parent.name: rep for rep in json.loads(r.stdout)["reports"]}
+    assert sorted(reports) == ["-inf", "Infinity", "NaN", "inf", "nan", "null"]
+    for name, rep in reports.items():
+        nan = [f for f in rep["findings"] if f["id"] == "TP-NAN"]
+        assert rep["verdict"] == "FAIL" and nan and nan[0]["location"]["line"] == 41, (name, rep["findings"])
+    assert r.returncode == 1
+    from trainlint.readers import read
+
+    log = read(str(tmp_path / "null" / "metrics.jsonl"))
+    assert any("null" in p.message and "non-finite" in p.message for p in log.problems), log.problems
+
+
+def test_item5_isolated_nulls_stay_absent_as_llamafactory_writes_them(tmp_path: Path) -> None:
+    """LLaMA-Factory writes ``"eval_loss": null`` on every line and ``"loss": null`` on its closing summary line:
+    a null that a number follows, or a single trailing one, is an absent value, not a NaN."""
+    from trainlint.readers import read
+
+    rows = [f'{{"current_steps": {i}, "loss": {2.0 - i / 100:.3f}, "eval_loss": null}}' for i in range(1, 41)]
+    rows.insert(20, '{"current_steps": 20, "loss": null, "eval_loss": 1.5}')
+    rows.append('{"current_steps": 40, "loss": null, "eval_loss": null, "epoch": 3.0}')
+    (tmp_path / "trainer_log.jsonl").write_text("\n".join(rows) + "\n")
+    log = read(str(tmp_path / "trainer_log.jsonl"))
+    loss = next(s for s in log.series.values() if s.name == "loss")
+    assert len(loss) == 40 and all(v == v for v in loss.values)
