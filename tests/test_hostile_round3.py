@@ -214,3 +214,73 @@ def test_item5_isolated_nulls_stay_absent_as_llamafactory_writes_them(tmp_path: 
     log = read(str(tmp_path / "trainer_log.jsonl"))
     loss = next(s for s in log.series.values() if s.name == "loss")
     assert len(loss) == 40 and all(v == v for v in loss.values)
+
+
+PREFLIGHT_LAYOUTS = {
+    "alpaca_no_input": [{"instruction": "Name a colour.", "output": "Blue."},
+                        {"instruction": "Name a fruit.", "output": "Pear."}],
+    "dolly": [{"instruction": "Who wrote it?", "context": "A book by Ann.", "response": "Ann.", "category": "qa"},
+              {"instruction": "Say hi.", "context": "", "response": "Hi.", "category": "open_qa"}],
+    "trl_preference": [{"prompt": "2+2?", "chosen": "4", "rejected": "5"},
+                       {"prompt": "3+3?", "chosen": "6", "rejected": "7"}],
+    "trl_preference_chat": [
+        {"prompt": [{"role": "user", "content": "2+2?"}], "chosen": [{"role": "assistant", "content": "4"}],
+         "rejected": [{"role": "assistant", "content": "5"}]},
+        {"prompt": [{"role": "user", "content": "3+3?"}], "chosen": [{"role": "assistant", "content": "6"}],
+         "rejected": [{"role": "assistant", "content": "7"}]}],
+    "trl_implicit_preference": [
+        {"chosen": [{"role": "user", "content": "2+2?"}, {"role": "assistant", "content": "4"}],
+         "rejected": [{"role": "user", "content": "2+2?"}, {"role": "assistant", "content": "5"}]}],
+    "multimodal": [
+        {"messages": [{"role": "user", "content": [{"type": "text", "text": "What is this?"},
+                                                   {"type": "image_url", "image_url": {"url": "a.png"}}]},
+                      {"role": "assistant", "content": [{"type": "text", "text": "A cat."}]}]},
+        {"messages": [{"role": "user", "content": [{"type": "text", "text": "And this?"},
+                                                   {"type": "image_url", "image_url": {"url": "b.png"}}]},
+                      {"role": "assistant", "content": [{"type": "text", "text": "A dog."}]}]}],
+    "tool_calls": [
+        {"messages": [{"role": "user", "content": "Weather in Oslo?"},
+                      {"role": "assistant", "content": None, "tool_calls": [
+                          {"id": "c1", "type": "function",
+                           "function": {"name": "weather", "arguments": "{\"city\": \"Oslo\"}"}}]},
+                      {"role": "tool", "tool_call_id": "c1", "content": "4 C"},
+                      {"role": "assistant", "content": "It is 4 C in Oslo."}]},
+        {"messages": [{"role": "user", "content": "Weather in Rome?"},
+                      {"role": "assistant", "content": "", "tool_calls": [
+                          {"id": "c2", "type": "function",
+                           "function": {"name": "weather", "arguments": "{\"city\": \"Rome\"}"}}]},
+                      {"role": "tool", "tool_call_id": "c2", "content": "20 C"},
+                      {"role": "assistant", "content": "It is 20 C in Rome."}]}],
+}
+
+
+def test_item6_common_dataset_layouts_pass_preflight(tmp_path: Path) -> None:
+    import json
+
+    from trainlint.preflight import preflight
+    from trainlint.rules.base import Level
+
+    for name, rows in PREFLIGHT_LAYOUTS.items():
+        path = tmp_path / f"{name}.jsonl"
+        path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+        [rep] = preflight([str(path)])
+        bad = [(f.id, f.evidence.text) for f in rep.findings if f.level in (Level.FAIL, Level.WARN)]
+        assert not bad, (name, bad)
+
+
+def test_item6_the_new_layouts_still_catch_what_is_wrong(tmp_path: Path) -> None:
+    import json
+
+    from trainlint.preflight import preflight
+
+    rows = [{"prompt": "2+2?", "chosen": "4", "rejected": "5"}, {"prompt": "3+3?", "chosen": " ", "rejected": "7"},
+            {"prompt": "2+2?", "chosen": "4", "rejected": "5"}]
+    (tmp_path / "pref.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    [rep] = preflight([str(tmp_path / "pref.jsonl")])
+    assert sorted((f.id, f.location.line) for f in rep.findings if f.id != "TL-PRE-PASS") == [
+        ("TL-PRE-DUPLICATE", 3), ("TL-PRE-EMPTY-TEXT", 2)], rep.findings
+    chat = [{"messages": [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": [{"type": "text",
+                                                                                               "text": " "}]}]}]
+    (tmp_path / "chat.jsonl").write_text("".join(json.dumps(r) + "\n" for r in chat))
+    [rep] = preflight([str(tmp_path / "chat.jsonl")])
+    assert any(f.id == "TL-PRE-CHAT-TURNS" and "empty" in f.evidence.text for f in rep.findings), rep.findings
