@@ -82,3 +82,17 @@ export function chooseLaunch(i: LaunchInputs): Launch {
 export function privateEnvPython(storageDir: string, platform: string = process.platform): string {
   return platform === "win32" ? `${storageDir}/venv/Scripts/python.exe` : `${storageDir}/venv/bin/python`;
 }
+
+/**
+ * The pip runs that fill the private environment. With the pinned list made when the wheel was bundled
+ * (`requirements.txt`: each dependency `==` a version, with the sha256 of every file the index has for it), pip
+ * installs exactly those files (`--require-hashes`) and then the wheel alone; without one (a development build),
+ * the wheel and its dependencies as declared.
+ */
+export function privateEnvInstall(py: string, wheel: string, requirements: string | undefined): [string, string[]][] {
+  if (!requirements) return [[py, ["-P", "-m", "pip", "install", wheel]]];
+  return [
+    [py, ["-P", "-m", "pip", "install", "--require-hashes", "-r", requirements]],
+    [py, ["-P", "-m", "pip", "install", "--no-deps", wheel]],
+  ];
+}

@@ -62,11 +62,22 @@ test("the server and the import probe never import a trainlint/ folder of the wo
   for (const f of ["__init__.py", "cli.py", "lsp/__init__.py", "lsp/server.py"]) {
     fs.writeFileSync(path.join(ws, "trainlint", f), code);
   }
-  const python = process.env.TRAINLINT_TEST_PYTHON || "python3";
+  const python = process.env.TRAINLINT_PYTHON || "python3";
   const server = m.serverCommand(python, []);
   for (const args of [server.args, m.IMPORT_CHECK]) {
     const r = spawnSync(server.command, args, { cwd: ws, input: "", timeout: 30000 });
     assert.ok(!r.error, String(r.error));
     assert.ok(!fs.existsSync(marker), `${args.join(" ")} imported the workspace's trainlint/`);
   }
+});
+
+test("the private environment installs the bundled wheel's dependencies pinned by hash", () => {
+  const steps = m.privateEnvInstall("/s/venv/bin/python", "/b/trainlint-0.1.0-py3-none-any.whl", "/b/requirements.txt");
+  assert.deepEqual(steps, [
+    ["/s/venv/bin/python", ["-P", "-m", "pip", "install", "--require-hashes", "-r",
+      "/b/requirements.txt"]],
+    ["/s/venv/bin/python", ["-P", "-m", "pip", "install", "--no-deps", "/b/trainlint-0.1.0-py3-none-any.whl"]],
+  ]);
+  // a development build without the pinned list: the wheel and its dependencies as declared
+  assert.deepEqual(m.privateEnvInstall("/p", "/w.whl", undefined), [["/p", ["-P", "-m", "pip", "install", "/w.whl"]]]);
 });
