@@ -145,6 +145,10 @@ def faults(ws: Path, outside: Path) -> list[tuple[str, object]]:
         (ws / "mlflow-wal").mkdir()
         WRITERS.append(_wal_database(ws / "mlflow-wal" / "mlflow.db"))
 
+    def huge_config() -> None:  # issue 25 item 8: a 2 MB .trainlint.yaml (78 s and 1.5 GB at 30 MB before)
+        shutil.copytree(RUNS / "gallery-lr_hot", ws / "bigcfg" / "run")
+        (ws / "bigcfg" / ".trainlint.yaml").write_text("select:\n" + "  - TP-NAN\n" * 200_000)
+
     return [("fifo and /dev/stdin link", pipes), ("JSON 1,000 deep", deep_json), ("YAML alias bomb", alias_bomb),
             ("rewritten in place, same head, longer", rewrite_in_place), ("links to / and outside", links_out),
             ("3,000 images", images), ("quadratic Coqui line", coqui_line), ("a new JSONL key per line", new_keys),
@@ -152,7 +156,7 @@ def faults(ws: Path, outside: Path) -> list[tuple[str, object]]:
             ("2 GB sparse trainer_state.json", sparse_state), ("event file appears", events_grow),
             ("event file grows", events_more), ("stdout append", stdout_append),
             ("catastrophic formats: pattern", catastrophic_regex), ("Guardian on a full disk", guardian_run),
-            ("MLflow database in WAL mode", mlflow_wal)]
+            ("MLflow database in WAL mode", mlflow_wal), ("2 MB configuration", huge_config)]
 
 
 def cold(ws: Path) -> set[tuple[str, str, int | None]]:

@@ -284,3 +284,34 @@ def test_item6_the_new_layouts_still_catch_what_is_wrong(tmp_path: Path) -> None
     (tmp_path / "chat.jsonl").write_text("".join(json.dumps(r) + "\n" for r in chat))
     [rep] = preflight([str(tmp_path / "chat.jsonl")])
     assert any(f.id == "TL-PRE-CHAT-TURNS" and "empty" in f.evidence.text for f in rep.findings), rep.findings
+
+
+def test_item8_an_oversized_configuration_is_refused_with_a_message(tmp_path: Path) -> None:
+    max_config_bytes = 1 << 20
+    shutil.copytree(RUNS / "gallery-lr_hot", tmp_path / "lr_hot")
+    with (tmp_path / ".trainlint.yaml").open("w") as f:
+        f.write("select:\n")
+        while f.tell() <= max_config_bytes:
+            f.write("  - TP-NAN\n" * 10_000)
+    r = subprocess.run([*CLI, "check", "-q", "."], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert "over the 1 MB a configuration may have; it was not read" in r.stderr, r.stderr
+    assert r.returncode == 1 and "TP-DIVERGE" in r.stdout  # judged with the defaults (select would hide it)
+
+
+def test_item8_a_tokenizer_that_is_too_large_or_not_a_regular_file_is_said_so(tmp_path: Path) -> None:
+    import os
+
+    from trainlint import preflight as pf
+
+    big = tmp_path / "big" / "tokenizer.json"
+    big.parent.mkdir()
+    with big.open("wb") as f:
+        f.write(b'{"model": {"vocab": {')
+        f.truncate((256 << 20) + 1)  # as a JSON document: over 256 MB is not read
+    why = pf.load_tokenizer(str(big))
+    assert isinstance(why, str) and "over the 256 MB" in why and "not read" in why, why
+    fifo = tmp_path / "tokenizer.json"
+    os.mkfifo(fifo)
+    why = pf.load_tokenizer(str(fifo))
+    assert isinstance(why, str) and "not a regular file: a pipe (FIFO)" in why, why
+    assert "not a regular file: a device" in str(pf.load_tokenizer("/dev/zero"))

@@ -32,6 +32,9 @@ if TYPE_CHECKING:
     from typing import Any
 
 CONFIG_NAMES = (".trainlint.yaml", ".trainlint.yml")
+# A configuration is a page of settings; a cloned repository's 30 MB one (2 M `select` items) took 78 s and
+# 1.5 GB to parse and froze the server for 150 s. Over this it is not read and says so.
+MAX_CONFIG_BYTES = 1 << 20
 
 
 @dataclass
@@ -256,11 +259,18 @@ def find_config(start: str, stop: str | None = None) -> str | None:
         d = parent
 
 
+def _too_large(path: str, size: int) -> str:
+    return (f"{path}: {size} bytes, over the {MAX_CONFIG_BYTES >> 20} MB a configuration may have; it was not read "
+            "(the defaults apply)")
+
+
 def _pyproject_section(path: str) -> dict[str, Any] | None:
     try:
         with open_regular(path) as f:
-            raw = f.read()
+            raw = f.read(MAX_CONFIG_BYTES + 1)
     except OSError:
+        return None
+    if len(raw) > MAX_CONFIG_BYTES:
         return None
     if b"tool.trainlint" not in raw:  # most pyproject files have no section: skip the TOML parser
         return None
@@ -279,12 +289,21 @@ def load(path: str | None) -> Config:
     if path is None:
         return Config()
     if path.endswith(".toml"):
+        try:
+            size = os.stat(path).st_size
+        except OSError:
+            size = 0
+        if size > MAX_CONFIG_BYTES:
+            return Config(source=path, errors=[_too_large(path, size)])
         return from_mapping(_pyproject_section(path), path)
     try:
         import yaml
 
         with open_regular(path) as f:
-            text = f.read().decode("utf-8", "replace")
+            raw = f.read(MAX_CONFIG_BYTES + 1)
+            if len(raw) > MAX_CONFIG_BYTES:
+                return Config(source=path, errors=[_too_large(path, os.fstat(f.fileno()).st_size)])
+            text = raw.decode("utf-8", "replace")
         loader = _no_aliases_loader()  # safe_load's loader, refusing aliases
         data = yaml.load(text, Loader=loader)
         lines = _yaml_lines(yaml.compose(text, Loader=loader)) if isinstance(data, dict) and "formats" in data else {}
