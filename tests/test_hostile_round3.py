@@ -315,3 +315,71 @@ def test_item8_a_tokenizer_that_is_too_large_or_not_a_regular_file_is_said_so(tm
     why = pf.load_tokenizer(str(fifo))
     assert isinstance(why, str) and "not a regular file: a pipe (FIFO)" in why, why
     assert "not a regular file: a device" in str(pf.load_tokenizer("/dev/zero"))
+
+
+def _stdout_log(nan_at: int = 45) -> str:
+    rows = [f"step {i}, loss: {3.0 - 0.02 * i:.4f}" for i in range(1, 61)]
+    rows[nan_at - 1] = f"step {nan_at}, loss: nan"
+    return "\n".join(rows) + "\n"
+
+
+def test_item9_utf16_logs_with_a_bom_are_decoded(tmp_path: Path) -> None:
+    import json
+
+    for enc, name in (("utf-16", "le"), ("utf-16-be", "be")):
+        data = _stdout_log().encode(enc)
+        if enc == "utf-16-be":
+            data = b"\xfe\xff" + data
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "train.log").write_bytes(data)
+    # Windows PowerShell's `>` writes UTF-16LE with a BOM and CRLF line ends
+    (tmp_path / "ps").mkdir()
+    (tmp_path / "ps" / "train.log").write_bytes(_stdout_log().replace("\n", "\r\n").encode("utf-16"))
+    r = subprocess.run([*CLI, "check", "--format", "json", "."], cwd=tmp_path, capture_output=True, text=True,
+                       timeout=120)
+    reports = {Path(rep["path"]).parent.name: rep for rep in json.loads(r.stdout)["reports"]}
+    assert sorted(reports) == ["be", "le", "ps"], r.stdout
+    for name, rep in reports.items():
+        nan = [f for f in rep["findings"] if f["id"] == "TP-NAN"]
+        assert rep["verdict"] == "FAIL" and nan[0]["location"]["line"] == 45, (name, rep)
+        assert rep["series"][0]["points"] == 60, (name, rep["series"])
+
+
+def test_item9_a_stray_nul_byte_is_tolerated_with_a_problem_noted(tmp_path: Path) -> None:
+    from trainlint.readers import read
+
+    text = _stdout_log()
+    (tmp_path / "train.log").write_bytes(text.replace("step 3,", "step 3,\x00", 1).encode())
+    log = read(str(tmp_path / "train.log"))
+    loss = next(s for s in log.series.values() if s.name == "loss")
+    assert len(loss) == 60
+    assert [p.message for p in log.problems if "NUL" in p.message] == [
+        "line 3 holds NUL bytes (a crash or a full disk mid-write?); they were ignored"]
+
+
+def test_item10_series_json_does_work_linear_in_the_keys_not_a_regex_and_a_read_per_point(tmp_path, monkeypatch):
+    """`trainlint series --format json` on a JSONL with a new key per line (issue: 43 s at 20,000 keys): each
+    located point compiled its key's regex and read 64 KB around its line. The work is counted, not timed
+    (bench/series_keys.py times it): regex compilations and file opens stay constant as keys grow."""
+    import json
+
+    from trainlint import model
+    from trainlint.output import series as series_out
+    from trainlint.readers import read
+
+    keys = 2000
+    path = tmp_path / "metrics.jsonl"
+    with path.open("w") as f:
+        for i in range(keys):
+            f.write(json.dumps({"step": i, "loss": 2 - i / keys, f"key_{i}": 0.5}) + "\n")
+    log = read(str(path))
+    assert len(log.series) == keys + 1
+    opens = []
+    real_open = model.open_regular
+    monkeypatch.setattr(model, "open_regular", lambda p: opens.append(p) or real_open(p))
+    before = model._compiled.cache_info().misses
+    out = series_out.file_dict(log)
+    compiled = model._compiled.cache_info().misses - before
+    assert compiled <= 4 and len(opens) <= 4, (compiled, len(opens))
+    key = next(s for s in out["series"] if s["name"] == "key_1500")
+    assert key["first"]["line"] == 1501 and key["first"]["column"] == 42  # the value's column, still exact

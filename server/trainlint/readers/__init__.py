@@ -84,12 +84,26 @@ def detect(path: str) -> Detection:
             return found
         if len(raw) == HEAD_BYTES:
             # long preambles (env and config dumps) hide text logs: read on from where the head ended
-            more = (raw + f.read(TEXT_SNIFF_BYTES - HEAD_BYTES)).decode("utf-8", "replace")
+            more = (raw + f.read(TEXT_SNIFF_BYTES - HEAD_BYTES)).decode("utf-8", "replace").replace("\x00", "")
             if _module("text_stdout").looks_like(more):
                 return Detection("text", "lines with a step and a loss")
     if _STDOUT_NAME.match(name):
         return Detection("text", "a trainer stdout file name")
     return Detection(None, "no training-log pattern in its first 64 KB")
+
+
+MAX_NUL_RUNS = 4  # a crash or a full disk leaves a NUL or a zero-filled block in a text log; a binary file, many
+
+
+def _nul_runs(data: bytes) -> int:
+    """Runs of NUL bytes: one zero-filled region is one run, a binary format's scattered zeros are many."""
+    runs, at = 0, data.find(b"\x00")
+    while at >= 0 and runs <= MAX_NUL_RUNS:
+        runs += 1
+        while at < len(data) and data[at] == 0:
+            at += 1
+        at = data.find(b"\x00", at)
+    return runs
 
 
 def _detect_content(path: str, name: str, suffix: str, raw: bytes) -> Detection | None:
@@ -99,12 +113,18 @@ def _detect_content(path: str, name: str, suffix: str, raw: bytes) -> Detection 
         if _module("mlflow_db").is_mlflow_db(path):
             return Detection("mlflow-db", "an MLflow SQLite store (metrics and runs tables)")
         return Detection(None, "an SQLite database without MLflow's metrics and runs tables")
-    if b"\x00" in raw[:4096]:
+    from .base import bom_encoding
+
+    encoding = bom_encoding(raw)
+    if encoding is not None:  # UTF-16 by its byte-order mark: its ASCII is half NUL bytes
+        head = raw[:len(raw) & ~1].decode(encoding, "replace").removeprefix("\ufeff")
+    elif b"\x00" in raw[:4096] and (suffix == ".wandb" or _nul_runs(raw[:4096]) > MAX_NUL_RUNS):
         if suffix == ".wandb":
             return Detection(None, "a W&B binary datastore (.wandb), not read yet; trainlint reads the run's stdout "
                                    "(files/output.log) and wandb-history.jsonl where present")
         return Detection(None, "a binary file, not a text log")
-    head = raw.decode("utf-8", "replace")
+    else:
+        head = raw.decode("utf-8", "replace").replace("\x00", "")
     if _module("hf_trainer_state").looks_like(head):
         return Detection("hf-trainer-state", "JSON with log_history")
     if name == "trainer_state.json":
