@@ -21,7 +21,7 @@ from lsprotocol import types as t
 
 from conftest import FIXTURES, RUNS
 from tbwrite import record_offsets, scalar_event, write
-from test_hostile_round3 import _Broken, _wal_database, catastrophic_project
+from test_hostile_round3 import _Broken, _stdout_log, _wal_database, catastrophic_project
 from test_lsp_robust import hover, start, stop
 
 HOVER_BUDGET_S = 1.0
@@ -149,6 +149,12 @@ def faults(ws: Path, outside: Path) -> list[tuple[str, object]]:
         shutil.copytree(RUNS / "gallery-lr_hot", ws / "bigcfg" / "run")
         (ws / "bigcfg" / ".trainlint.yaml").write_text("select:\n" + "  - TP-NAN\n" * 200_000)
 
+    def utf16_and_nul() -> None:  # issue 25 item 9: both were "a binary file"
+        (ws / "utf16").mkdir()
+        (ws / "utf16" / "train.log").write_bytes(_stdout_log().replace("\n", "\r\n").encode("utf-16"))
+        (ws / "nul").mkdir()
+        (ws / "nul" / "train.log").write_bytes(_stdout_log(50).replace("step 3,", "step 3,\x00", 1).encode())
+
     return [("fifo and /dev/stdin link", pipes), ("JSON 1,000 deep", deep_json), ("YAML alias bomb", alias_bomb),
             ("rewritten in place, same head, longer", rewrite_in_place), ("links to / and outside", links_out),
             ("3,000 images", images), ("quadratic Coqui line", coqui_line), ("a new JSONL key per line", new_keys),
@@ -156,7 +162,8 @@ def faults(ws: Path, outside: Path) -> list[tuple[str, object]]:
             ("2 GB sparse trainer_state.json", sparse_state), ("event file appears", events_grow),
             ("event file grows", events_more), ("stdout append", stdout_append),
             ("catastrophic formats: pattern", catastrophic_regex), ("Guardian on a full disk", guardian_run),
-            ("MLflow database in WAL mode", mlflow_wal), ("2 MB configuration", huge_config)]
+            ("MLflow database in WAL mode", mlflow_wal), ("2 MB configuration", huge_config),
+            ("UTF-16 and a stray NUL", utf16_and_nul)]
 
 
 def cold(ws: Path) -> set[tuple[str, str, int | None]]:
@@ -244,5 +251,7 @@ async def test_every_fault_at_once_ends_where_a_cold_check_does(tmp_path: Path) 
     assert got == expected, {"only in the server": sorted(got - expected), "only in check": sorted(expected - got)}
     assert {"TP-NAN"} <= {code for path, code, _ in got if path.endswith("csv/metrics.csv")}
     assert {"TP-NAN"} <= {code for path, code, _ in got if "mlflow-wal/mlflow.db" in path}
+    assert ("TP-NAN", 45) in {(code, line) for path, code, line in got if path.endswith("utf16/train.log")}
+    assert ("TP-NAN", 50) in {(code, line) for path, code, line in got if path.endswith("nul/train.log")}
     assert not any(str(outside) in path for path, _, _ in got)
     assert latencies and max(latencies) < HOVER_BUDGET_S, max(latencies)
