@@ -383,3 +383,36 @@ def test_item10_series_json_does_work_linear_in_the_keys_not_a_regex_and_a_read_
     assert compiled <= 4 and len(opens) <= 4, (compiled, len(opens))
     key = next(s for s in out["series"] if s["name"] == "key_1500")
     assert key["first"]["line"] == 1501 and key["first"]["column"] == 42  # the value's column, still exact
+
+
+def test_item11_a_rotated_log_stays_part_of_the_run_in_watch(tmp_path: Path) -> None:
+    """train.log (with a NaN) rotated to train.log.1 and a new train.log started: the FAIL is still the run's,
+    never "resolved"."""
+    import json
+    import os
+    import signal
+    import time
+
+    log = tmp_path / "train.log"
+    log.write_text("".join(f"step {i}, loss: {3.0 - 0.02 * i:.4f}\n" for i in range(1, 41)) + "step 41, loss: nan\n")
+    proc = subprocess.Popen([*CLI, "watch", "--format", "json", str(tmp_path)], cwd=tmp_path, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        first = json.loads(proc.stdout.readline())
+        assert (first["event"], first["id"], first["line"]) == ("finding", "TP-NAN", 41), first
+        assert json.loads(proc.stdout.readline())["event"] == "status"
+        os.rename(log, tmp_path / "train.log.1")  # what logrotate and RotatingFileHandler do
+        log.write_text("".join(f"step {i}, loss: {2.0 - 0.01 * i:.4f}\n" for i in range(42, 60)))
+        events = []
+        deadline = time.monotonic() + 8
+        while time.monotonic() < deadline:
+            line = proc.stdout.readline()
+            events.append(json.loads(line))
+            if events[-1]["event"] == "status":
+                break
+    finally:
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=10)
+    assert not [e for e in events if e["event"] == "resolved"], events
+    assert events[-1]["event"] == "status" and events[-1]["verdict"] == "FAIL", events
+    assert proc.returncode == 1, err
