@@ -122,7 +122,7 @@ def _wal_database(db: Path):  # type: ignore[no-untyped-def]
     from conftest import FIXTURES
 
     src = sqlite3.connect(f"file:{FIXTURES / 'live' / 'mlflow-db-diverge' / 'mlflow.db'}?mode=ro", uri=True)
-    dst = sqlite3.connect(db)
+    dst = sqlite3.connect(db, check_same_thread=False)  # the fault-injection test closes it from another thread
     assert dst.execute("PRAGMA journal_mode=WAL").fetchone()[0] == "wal"
     dst.execute("PRAGMA wal_autocheckpoint=0")
     for (sql,) in src.execute("SELECT sql FROM sqlite_master WHERE type='table' AND sql IS NOT NULL "
