@@ -416,3 +416,21 @@ def test_item11_a_rotated_log_stays_part_of_the_run_in_watch(tmp_path: Path) -> 
     assert not [e for e in events if e["event"] == "resolved"], events
     assert events[-1]["event"] == "status" and events[-1]["verdict"] == "FAIL", events
     assert proc.returncode == 1, err
+
+
+def test_item12_an_unknown_rule_id_in_select_or_ignore_is_named(tmp_path: Path) -> None:
+    from trainlint.config import load
+    from trainlint.lsp.settings import Settings
+
+    shutil.copytree(RUNS / "gallery-lr_hot", tmp_path / "lr_hot")
+    (tmp_path / ".trainlint.yaml").write_text("select:\n  - TP-DIVREGE\n  - ' '\nignore: [TP-GRAD]\n")
+    cfg = load(str(tmp_path / ".trainlint.yaml"))
+    assert [line for line, _ in cfg.placed] == [2, 3], cfg.placed
+    assert "'TP-DIVREGE' is not a rule ID" in cfg.placed[0][1] and "TP-DIVERGE" in cfg.placed[0][1]
+    assert cfg.select == [] and cfg.ignore == ["TP-GRAD"]  # a prefix of real IDs is fine
+    r = subprocess.run([*CLI, "check", "-q", "--ignore", "TP-THROUGHPT", "."], cwd=tmp_path, capture_output=True,
+                       text=True, timeout=60)
+    assert "'TP-DIVREGE' is not a rule ID" in r.stderr and "'TP-THROUGHPT' is not a rule ID" in r.stderr, r.stderr
+    assert r.returncode == 1 and "TP-DIVERGE [FAIL]" in r.stdout, r.stdout  # the rest still runs
+    _, errors = Settings.parse({"trainlint": {"select": ["TL-NOPE"]}})
+    assert any("'TL-NOPE' is not a rule ID" in e for e in errors), errors

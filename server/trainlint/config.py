@@ -115,7 +115,15 @@ def from_mapping(data: Any, source: str | None = None, lines: dict[tuple[Any, ..
         if isinstance(v, str):
             v = [v]
         if isinstance(v, list) and all(isinstance(x, str) for x in v):
-            setattr(cfg, key, [x.strip() for x in v])
+            from .rules.ids import validate
+
+            kept, bad = validate(key, [x.strip() for x in v])
+            setattr(cfg, key, kept)
+            for j, message in bad:
+                line = (lines or {}).get((key, j)) or (lines or {}).get((key,))
+                cfg.errors.append(f"line {line}: {message}" if line else message)
+                if line:
+                    cfg.placed.append((line, message))
         else:
             cfg.errors.append(f"{key}: expected a list of rule IDs or prefixes")
     bl = data.get("baseline") or {}
@@ -306,7 +314,8 @@ def load(path: str | None) -> Config:
             text = raw.decode("utf-8", "replace")
         loader = _no_aliases_loader()  # safe_load's loader, refusing aliases
         data = yaml.load(text, Loader=loader)
-        lines = _yaml_lines(yaml.compose(text, Loader=loader)) if isinstance(data, dict) and "formats" in data else {}
+        placed = isinstance(data, dict) and any(k in data for k in ("formats", "select", "ignore"))
+        lines = _yaml_lines(yaml.compose(text, Loader=loader)) if placed else {}
     except OSError as e:
         return Config(source=path, errors=[f"{path}: cannot read ({e.strerror or e})"])
     except Exception as e:

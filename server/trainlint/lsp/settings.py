@@ -64,7 +64,11 @@ class Settings:
             if isinstance(v, str):
                 v = [x.strip() for x in v.split(",") if x.strip()]
             if isinstance(v, list) and all(isinstance(x, str) for x in v):
-                setattr(s, key, list(v))
+                from ..rules.ids import validate
+
+                kept, bad = validate(f"trainlint.{key}", [x.strip() for x in v])
+                setattr(s, key, kept)
+                errors.extend(message for _, message in bad)
             else:
                 errors.append(f"trainlint.{key} must be a list of rule IDs or prefixes")
         v = raw.get("ignorePatterns")
