@@ -43,6 +43,7 @@ extension: $(STAMP)
 	cd vscode-extension && npm run --silent build && npm run --silent typecheck
 	cd vscode-extension && TRAINLINT_PYTHON=$(abspath $(PY)) node --test test/
 	rm -rf vscode-extension/bundled && $(PY) -m build --wheel --outdir vscode-extension/bundled . >/dev/null
+	$(PY) vscode-extension/scripts/pin_requirements.py vscode-extension/bundled/trainlint-*.whl > vscode-extension/bundled/requirements.txt
 	cd vscode-extension && npx vsce package --no-dependencies
 
 lint: $(STAMP)

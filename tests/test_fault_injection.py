@@ -1,4 +1,4 @@
-"""The server under every hostile input of issue 14 at once, on a live workspace of real runs.
+"""The server under every hostile input of issues 14 and 25 at once, on a live workspace of real runs.
 
 Each fault is applied while the server watches and an editor hovers every 100 ms. Then the server's final
 diagnostics must equal a cold ``trainlint check --format json`` of the same files (a log the server never
@@ -21,9 +21,11 @@ from lsprotocol import types as t
 
 from conftest import FIXTURES, RUNS
 from tbwrite import record_offsets, scalar_event, write
+from test_hostile_round3 import _Broken, _stdout_log, _wal_database, catastrophic_project
 from test_lsp_robust import hover, start, stop
 
 HOVER_BUDGET_S = 1.0
+WRITERS: list = []  # SQLite writers kept open until the cold check, so their WAL is never checkpointed
 CLI = [sys.executable, "-m", "trainlint.cli"]
 
 
@@ -122,12 +124,46 @@ def faults(ws: Path, outside: Path) -> list[tuple[str, object]]:
         with (ws / "hf-diverge" / "train.log").open("a") as f:
             f.write("{'loss': 'nan', 'grad_norm': 'nan', 'learning_rate': '0.001', 'epoch': '9.9'}\n")
 
+    def catastrophic_regex() -> None:  # issue 25 item 1: froze the whole server
+        catastrophic_project(ws / "regex", xs=40)
+
+    def guardian_run() -> None:  # issue 25 item 3: a full disk, numpy steps, a metric that raises, in training
+        import numpy as np
+
+        from trainlint.integrations.guardian import Guardian
+
+        (ws / "guardian").mkdir()
+        full, g = Guardian(jsonl="/dev/full"), Guardian(jsonl=ws / "guardian" / "metrics.jsonl")
+        for step in range(1, 60):
+            loss = np.float32(2.0 - step / 100) if step < 55 else float("nan")
+            for each in (full, g):
+                each.observe(np.int64(step), {"loss": loss, "bad": _Broken("item")})
+        full.close()
+        g.close()
+
+    def mlflow_wal() -> None:  # issue 25 item 4: a WAL-mode database was skipped (a diverging run passed)
+        (ws / "mlflow-wal").mkdir()
+        WRITERS.append(_wal_database(ws / "mlflow-wal" / "mlflow.db"))
+
+    def huge_config() -> None:  # issue 25 item 8: a 2 MB .trainlint.yaml (78 s and 1.5 GB at 30 MB before)
+        shutil.copytree(RUNS / "gallery-lr_hot", ws / "bigcfg" / "run")
+        (ws / "bigcfg" / ".trainlint.yaml").write_text("select:\n" + "  - TP-NAN\n" * 200_000)
+
+    def utf16_and_nul() -> None:  # issue 25 item 9: both were "a binary file"
+        (ws / "utf16").mkdir()
+        (ws / "utf16" / "train.log").write_bytes(_stdout_log().replace("\n", "\r\n").encode("utf-16"))
+        (ws / "nul").mkdir()
+        (ws / "nul" / "train.log").write_bytes(_stdout_log(50).replace("step 3,", "step 3,\x00", 1).encode())
+
     return [("fifo and /dev/stdin link", pipes), ("JSON 1,000 deep", deep_json), ("YAML alias bomb", alias_bomb),
             ("rewritten in place, same head, longer", rewrite_in_place), ("links to / and outside", links_out),
             ("3,000 images", images), ("quadratic Coqui line", coqui_line), ("a new JSONL key per line", new_keys),
             ("multi-line CSV cells", csv_cells), ("zip-bomb checkpoint", zip_bomb),
             ("2 GB sparse trainer_state.json", sparse_state), ("event file appears", events_grow),
-            ("event file grows", events_more), ("stdout append", stdout_append)]
+            ("event file grows", events_more), ("stdout append", stdout_append),
+            ("catastrophic formats: pattern", catastrophic_regex), ("Guardian on a full disk", guardian_run),
+            ("MLflow database in WAL mode", mlflow_wal), ("2 MB configuration", huge_config),
+            ("UTF-16 and a stray NUL", utf16_and_nul)]
 
 
 def cold(ws: Path) -> set[tuple[str, str, int | None]]:
@@ -206,9 +242,16 @@ async def test_every_fault_at_once_ends_where_a_cold_check_does(tmp_path: Path) 
         assert (await hover(client, anchor, 428)) is not None
     finally:
         await stop(client)
-    expected = cold(ws)
+    try:
+        expected = cold(ws)
+    finally:
+        while WRITERS:
+            WRITERS.pop().close()
     got = published(client, ws)
     assert got == expected, {"only in the server": sorted(got - expected), "only in check": sorted(expected - got)}
     assert {"TP-NAN"} <= {code for path, code, _ in got if path.endswith("csv/metrics.csv")}
+    assert {"TP-NAN"} <= {code for path, code, _ in got if "mlflow-wal/mlflow.db" in path}
+    assert ("TP-NAN", 45) in {(code, line) for path, code, line in got if path.endswith("utf16/train.log")}
+    assert ("TP-NAN", 50) in {(code, line) for path, code, line in got if path.endswith("nul/train.log")}
     assert not any(str(outside) in path for path, _, _ in got)
     assert latencies and max(latencies) < HOVER_BUDGET_S, max(latencies)

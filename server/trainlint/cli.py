@@ -232,10 +232,15 @@ def _check(args: argparse.Namespace) -> int:
     from .runs import Companions, plan
 
     cfg = _config(args, args.paths[0])
-    if args.select:
-        cfg.select = [x.strip() for x in args.select.split(",") if x.strip()]
-    if args.ignore:
-        cfg.ignore = [x.strip() for x in args.ignore.split(",") if x.strip()]
+    from .rules.ids import validate
+
+    for key in ("select", "ignore"):
+        flag = getattr(args, key)
+        if flag:
+            kept, bad = validate(f"--{key}", [x.strip() for x in flag.split(",") if x.strip()])
+            setattr(cfg, key, kept)
+            for _, message in bad:
+                print(f"trainlint: {message}", file=sys.stderr)
     reports: list[Report] = []
     skipped_files: list[tuple[str, str]] = []
     unreadable: list[tuple[str, str]] = []

@@ -32,6 +32,9 @@ if TYPE_CHECKING:
     from typing import Any
 
 CONFIG_NAMES = (".trainlint.yaml", ".trainlint.yml")
+# A configuration is a page of settings; a cloned repository's 30 MB one (2 M `select` items) took 78 s and
+# 1.5 GB to parse and froze the server for 150 s. Over this it is not read and says so.
+MAX_CONFIG_BYTES = 1 << 20
 
 
 @dataclass
@@ -112,7 +115,15 @@ def from_mapping(data: Any, source: str | None = None, lines: dict[tuple[Any, ..
         if isinstance(v, str):
             v = [v]
         if isinstance(v, list) and all(isinstance(x, str) for x in v):
-            setattr(cfg, key, [x.strip() for x in v])
+            from .rules.ids import validate  # start-up: only a configuration that names rules
+
+            kept, bad = validate(key, [x.strip() for x in v])
+            setattr(cfg, key, kept)
+            for j, message in bad:
+                line = (lines or {}).get((key, j)) or (lines or {}).get((key,))
+                cfg.errors.append(f"line {line}: {message}" if line else message)
+                if line:
+                    cfg.placed.append((line, message))
         else:
             cfg.errors.append(f"{key}: expected a list of rule IDs or prefixes")
     bl = data.get("baseline") or {}
@@ -157,7 +168,11 @@ def _formats(cfg: Config, raw: Any, lines: dict[tuple[Any, ...], int]) -> None:
     """``formats:`` -> UserFormat entries; a bad entry is an error on its line of the YAML file."""
     import re
 
-    from .readers.custom import UserFormat  # start-up: only a configuration with `formats:` needs it
+    from .readers.custom import (  # start-up: only a configuration with `formats:` needs it
+        UnsupportedPattern,
+        UserFormat,
+        compile_user_pattern,
+    )
 
     if raw is None:
         return
@@ -184,9 +199,12 @@ def _formats(cfg: Config, raw: Any, lines: dict[tuple[Any, ...], int]) -> None:
         compiled = []
         for j, src in enumerate(pats):
             try:
-                pat = re.compile(str(src))
+                pat = compile_user_pattern(str(src))
             except re.error as e:
                 bad(("formats", i, "lines", j), f"formats[{i}].lines[{j}]: not a regular expression ({e})")
+                continue
+            except UnsupportedPattern as e:
+                bad(("formats", i, "lines", j), f"formats[{i}].lines[{j}]: {e}")
                 continue
             groups = set(pat.groupindex)
             if "step" not in groups or len(groups) < 2:
@@ -253,11 +271,18 @@ def find_config(start: str, stop: str | None = None) -> str | None:
         d = parent
 
 
+def _too_large(path: str, size: int) -> str:
+    return (f"{path}: {size} bytes, over the {MAX_CONFIG_BYTES >> 20} MB a configuration may have; it was not read "
+            "(the defaults apply)")
+
+
 def _pyproject_section(path: str) -> dict[str, Any] | None:
     try:
         with open_regular(path) as f:
-            raw = f.read()
+            raw = f.read(MAX_CONFIG_BYTES + 1)
     except OSError:
+        return None
+    if len(raw) > MAX_CONFIG_BYTES:
         return None
     if b"tool.trainlint" not in raw:  # most pyproject files have no section: skip the TOML parser
         return None
@@ -276,15 +301,25 @@ def load(path: str | None) -> Config:
     if path is None:
         return Config()
     if path.endswith(".toml"):
+        try:
+            size = os.stat(path).st_size
+        except OSError:
+            size = 0
+        if size > MAX_CONFIG_BYTES:
+            return Config(source=path, errors=[_too_large(path, size)])
         return from_mapping(_pyproject_section(path), path)
     try:
         import yaml
 
         with open_regular(path) as f:
-            text = f.read().decode("utf-8", "replace")
+            raw = f.read(MAX_CONFIG_BYTES + 1)
+            if len(raw) > MAX_CONFIG_BYTES:
+                return Config(source=path, errors=[_too_large(path, os.fstat(f.fileno()).st_size)])
+            text = raw.decode("utf-8", "replace")
         loader = _no_aliases_loader()  # safe_load's loader, refusing aliases
         data = yaml.load(text, Loader=loader)
-        lines = _yaml_lines(yaml.compose(text, Loader=loader)) if isinstance(data, dict) and "formats" in data else {}
+        placed = isinstance(data, dict) and any(k in data for k in ("formats", "select", "ignore"))
+        lines = _yaml_lines(yaml.compose(text, Loader=loader)) if placed else {}
     except OSError as e:
         return Config(source=path, errors=[f"{path}: cannot read ({e.strerror or e})"])
     except Exception as e:

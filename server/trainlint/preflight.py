@@ -16,11 +16,13 @@ from collections.abc import Callable
 from typing import Any
 
 from .core.findings import Evidence, Finding, Measurement, Ratio, Related
+from .core.fsio import open_regular
 from .core.model import Location
 from .core.report import Report
 from .core.report import exit_code as report_exit_code
 from .dataset_report import dataset_verdict, line_ends, tokenizer_not_checked
 from .judge import READ_ERRORS, read_failure
+from .readers.base import MAX_DOCUMENT
 from .readers.dataset import examples
 from .readers.speech import layout_of as speech_layout
 from .rules.dataset import (
@@ -55,9 +57,9 @@ class Tokenizer:
 
 def load_tokenizer(path: str) -> Tokenizer | str:
     """The tokenizer at ``path``, or why it cannot be used (a sentence with the install command)."""
-    if not os.path.isfile(path):
-        return f"the tokenizer {path} does not exist (a local tokenizer.json or SentencePiece .model; trainlint " \
-               "never downloads one)"
+    why = _not_readable(path)
+    if why is not None:
+        return why
     if path.endswith(".model"):
         try:
             import sentencepiece as spm
@@ -86,11 +88,32 @@ def load_tokenizer(path: str) -> Tokenizer | str:
     return Tokenizer(path, lambda t: tk.encode(t).ids, eos, pad, unk, lambda i: tk.id_to_token(i) or str(i))
 
 
+MAX_TOKENIZER_BYTES = MAX_DOCUMENT  # a tokenizer.json is read whole, as a JSON document is (a 3 GB one: 21 s, 3.2 GB)
+
+
+def _not_readable(path: str) -> str | None:
+    """Why the tokenizer file cannot be read (absent, a FIFO or device, too large), else None. Checked on the
+    opened descriptor, never blocking: a FIFO named tokenizer.json would hang the libraries' own open."""
+    try:
+        with open_regular(path) as f:
+            size = os.fstat(f.fileno()).st_size
+    except FileNotFoundError:
+        return (f"the tokenizer {path} does not exist (a local tokenizer.json or SentencePiece .model; trainlint "
+                "never downloads one)")
+    except OSError as e:
+        return f"the tokenizer {path} cannot be read: {e.strerror or e}"
+    if size > MAX_TOKENIZER_BYTES:
+        return (f"the tokenizer {path} is {size} bytes, over the {MAX_TOKENIZER_BYTES >> 20} MB trainlint reads "
+                "whole; it was not read")
+    return None
+
+
 def _tokenizer_config(path: str) -> dict[str, Any]:
     """tokenizer_config.json beside tokenizer.json (where HF keeps eos/pad); {} when absent or unreadable."""
-    try:
-        with open(os.path.join(os.path.dirname(path), "tokenizer_config.json"), encoding="utf-8") as f:
-            doc = json.load(f)
+    try:  # never blocking on a FIFO, never more than a configuration's worth
+        with open_regular(os.path.join(os.path.dirname(path), "tokenizer_config.json")) as f:
+            raw = f.read((16 << 20) + 1)
+        doc = json.loads(raw) if len(raw) <= 16 << 20 else {}
     except (OSError, ValueError, RecursionError):
         return {}
     return doc if isinstance(doc, dict) else {}

@@ -68,9 +68,58 @@ class Watcher:
                 return u
         return None
 
+    def _rotated_to(self, u: Watched) -> str | None:
+        """Where the file ``u`` was reading went when ``u.path`` now names another file: a sibling whose name
+        starts with it (``train.log.1``, ``train.log-20260101``) and that has the file's inode. logrotate and
+        RotatingFileHandler rename the log and start a new one: the old one is still part of the run."""
+        ident = getattr(u.source, "identity", None)
+        if ident is None:
+            return None
+        try:
+            if os.stat(u.path).st_ino == ident[0]:
+                return None
+        except OSError:
+            pass
+        folder, base = os.path.split(os.path.abspath(u.path))
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            return None
+        for name in sorted(names):
+            if name != base and name.startswith(base):
+                try:
+                    st = os.stat(os.path.join(folder, name))
+                except OSError:
+                    continue
+                if (st.st_ino, st.st_dev) == (ident[0], ident[1]):
+                    return os.path.join(os.path.dirname(u.path), name)
+        return None
+
+    def _follow_rotation(self, u: Watched, rotated: str) -> None:
+        """The rotated file keeps the reader (and what it showed) under its new name; ``u`` starts afresh."""
+        src = u.source
+        assert src is not None
+        src.path = rotated  # type: ignore[attr-defined]
+        src.log.path = rotated
+        old = Watched(rotated, u.fmt, dict(u.facts), source=src, points=u.points, grew_at=u.grew_at)
+        self.units[os.path.abspath(rotated)] = old
+        if self.as_json:
+            self._json({"event": "rotated", "path": rel(u.path), "to": rel(rotated)})
+        else:
+            print(f"[trainlint] {rel(u.path)} was rotated to {rel(rotated)}: it stays part of the run",
+                  file=self.out, flush=True)
+        u.source, u.report, u.shown, u.points = None, None, {}, 0
+        self.judge(old)
+        # What it shows was shown under the old name: the same findings, not new ones (nor resolved ones)
+        old.shown = {_key(f): f for f in (old.report.findings if old.report else [])
+                     if f.level in (Level.FAIL, Level.WARN, Level.NOT_CHECKED)}
+
     # -- judging ----------------------------------------------------------------------------
     def judge(self, u: Watched) -> bool:
         """Read what was appended and judge again; False when nothing changed (a cheap stat)."""
+        rotated = self._rotated_to(u) if u.source is not None else None
+        if rotated is not None:
+            self._follow_rotation(u, rotated)
         try:
             if u.source is None:
                 u.source = open_log(u.path, self.cfg, u.fmt)

@@ -12,9 +12,10 @@ import {
   TransportKind,
 } from "vscode-languageclient/node";
 import {
-  chooseLaunch, IMPORT_CHECK, installHint, privateEnvPython, PythonApi, resolveInterpreter, serverCommand,
+  chooseLaunch, IMPORT_CHECK, installHint, privateEnvInstall, privateEnvPython, PythonApi, resolveInterpreter,
+  serverCommand,
 } from "./interpreter";
-import { DOCUMENT_PATTERNS, readSettings, RESTART_KEYS, worstVerdict } from "./settings";
+import { DOCUMENT_PATTERNS, readSettings, RESTART_KEYS, userValue, worstVerdict } from "./settings";
 
 const EVENTS_SCHEME = "trainlint-events";
 let client: LanguageClient | undefined;
@@ -24,6 +25,11 @@ let restarting: Promise<void> = Promise.resolve();
 let restartQueued = false;
 let running = false;
 const eventViews = new vscode.EventEmitter<vscode.Uri>();
+
+/** A setting that names a program to run: the user's own value only (see EXECUTABLE_KEYS). */
+function userSetting<T>(key: string, fallback: T): T {
+  return userValue<T>(config().inspect<T>(key), fallback);
+}
 
 function config(): vscode.WorkspaceConfiguration {
   return vscode.workspace.getConfiguration("trainlint");
@@ -98,9 +104,12 @@ async function createPrivateEnv(context: vscode.ExtensionContext, python: string
   await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: "trainlint",
     cancellable: false }, async (progress) => {
     progress.report({ message: "creating a private Python environment…" });
-    await run(python, ["-m", "venv", "--clear", path.join(storage, "venv")]);
+    await run(python, ["-P", "-m", "venv", "--clear", path.join(storage, "venv")]);
     progress.report({ message: `installing ${path.basename(wheel)} and its dependencies…` });
-    await run(py, ["-m", "pip", "install", wheel]);
+    const pinned = path.join(path.dirname(wheel), "requirements.txt");
+    for (const [command, args] of privateEnvInstall(py, wheel, fs.existsSync(pinned) ? pinned : undefined)) {
+      await run(command, args);
+    }
     fs.writeFileSync(path.join(storage, "venv", ".trainlint-wheel"), path.basename(wheel));
   });
   return py;
@@ -108,11 +117,11 @@ async function createPrivateEnv(context: vscode.ExtensionContext, python: string
 
 async function start(context: vscode.ExtensionContext): Promise<void> {
   const folder = vscode.workspace.workspaceFolders?.[0]?.uri;
-  const resolved = resolveInterpreter(config().get<string | string[]>("interpreter", []), await pythonApi(), folder);
+  const resolved = resolveInterpreter(userSetting<string | string[]>("interpreter", []), await pythonApi(), folder);
   const wheel = bundledWheel(context);
   const problem = await canImport(resolved.python);
   let launch = chooseLaunch({
-    path: config().get<string[]>("path", []), importStrategy: config().get<string>("importStrategy", "useBundled"),
+    path: userSetting<string[]>("path", []), importStrategy: config().get<string>("importStrategy", "useBundled"),
     interpreter: resolved, interpreterHasTrainlint: problem === undefined, privatePython: privatePython(context, wheel),
     bundledWheel: wheel,
   });
@@ -149,8 +158,8 @@ async function start(context: vscode.ExtensionContext): Promise<void> {
     return;
   }
   const cmd = launch.kind === "path"
-    ? { command: launch.command, args: [...launch.args, "serve", ...config().get<string[]>("args", [])] }
-    : serverCommand(launch.python, config().get<string[]>("args", []));
+    ? { command: launch.command, args: [...launch.args, "serve", ...userSetting<string[]>("args", [])] }
+    : serverCommand(launch.python, userSetting<string[]>("args", []));
   output.appendLine(`trainlint: starting ${cmd.command} ${cmd.args.join(" ")}` +
     (launch.kind === "python" ? ` (${launch.source})` : " (trainlint.path)"));
   const serverOptions: ServerOptions = {

@@ -29,9 +29,13 @@ export function resolveInterpreter(setting: string | string[] | undefined, api: 
   return { python: "python3", source: "default" };
 }
 
-/** The command line that starts the server over stdio. */
+/**
+ * The command line that starts the server over stdio. `-P` (Python 3.11+, as trainlint requires): the working
+ * folder is not put on sys.path, so a workspace's own `trainlint/` or `trainlint.py` is never imported instead of
+ * the installed package.
+ */
 export function serverCommand(python: string, args: string[] | undefined): { command: string; args: string[] } {
-  return { command: python, args: ["-m", "trainlint.cli", "serve", ...(args ?? [])] };
+  return { command: python, args: ["-P", "-m", "trainlint.cli", "serve", ...(args ?? [])] };
 }
 
 /** What to tell a user whose interpreter lacks trainlint: the exact command to run. */
@@ -41,7 +45,7 @@ export function installHint(python: string): string {
 }
 
 /** The probe run before starting: imports the server module without starting it. */
-export const IMPORT_CHECK = ["-c", "import trainlint.lsp.server"];
+export const IMPORT_CHECK = ["-P", "-c", "import trainlint.lsp.server"];
 
 /** What launches the server, chosen as Microsoft's Python-tool extensions choose it. */
 export type Launch =
@@ -77,4 +81,18 @@ export function chooseLaunch(i: LaunchInputs): Launch {
 /** The private environment's interpreter under the extension's storage folder. */
 export function privateEnvPython(storageDir: string, platform: string = process.platform): string {
   return platform === "win32" ? `${storageDir}/venv/Scripts/python.exe` : `${storageDir}/venv/bin/python`;
+}
+
+/**
+ * The pip runs that fill the private environment. With the pinned list made when the wheel was bundled
+ * (`requirements.txt`: each dependency `==` a version, with the sha256 of every file the index has for it), pip
+ * installs exactly those files (`--require-hashes`) and then the wheel alone; without one (a development build),
+ * the wheel and its dependencies as declared.
+ */
+export function privateEnvInstall(py: string, wheel: string, requirements: string | undefined): [string, string[]][] {
+  if (!requirements) return [[py, ["-P", "-m", "pip", "install", wheel]]];
+  return [
+    [py, ["-P", "-m", "pip", "install", "--require-hashes", "-r", requirements]],
+    [py, ["-P", "-m", "pip", "install", "--no-deps", wheel]],
+  ];
 }

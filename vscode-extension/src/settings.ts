@@ -27,6 +27,27 @@ export function readSettings(get: Getter): ServerSettings {
   return { ...out, severity } as unknown as ServerSettings;
 }
 
+/**
+ * Settings that name a program the extension runs. `machine` scope (package.json) keeps them out of workspace
+ * settings, and the extension reads them through `userValue`: a cloned repository's .vscode/settings.json must
+ * not choose what runs on the user's machine.
+ */
+export const EXECUTABLE_KEYS = ["trainlint.interpreter", "trainlint.path", "trainlint.args"];
+
+export interface Inspected<T> {
+  defaultValue?: T;
+  globalValue?: T;
+  workspaceValue?: T;
+  workspaceFolderValue?: T;
+}
+
+/** The user's own value of a setting (User settings), else its default: workspace values are ignored. */
+export function userValue<T>(inspected: Inspected<T> | undefined, fallback: T): T {
+  if (inspected?.globalValue !== undefined) return inspected.globalValue;
+  if (inspected?.defaultValue !== undefined) return inspected.defaultValue;
+  return fallback;
+}
+
 /** Settings whose change needs a new server process (the others are sent as a configuration change). */
 export const RESTART_KEYS = ["trainlint.interpreter", "trainlint.args", "trainlint.path", "trainlint.importStrategy"];
 

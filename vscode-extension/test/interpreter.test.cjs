@@ -27,7 +27,7 @@ test("else python3", () => {
 
 test("the server command and the install hint", () => {
   assert.deepEqual(m.serverCommand("/p/python", ["--log-level", "INFO"]),
-    { command: "/p/python", args: ["-m", "trainlint.cli", "serve", "--log-level", "INFO"] });
+    { command: "/p/python", args: ["-P", "-m", "trainlint.cli", "serve", "--log-level", "INFO"] });
   assert.equal(m.installHint("/My Envs/python"), '"/My Envs/python" -m pip install trainlint');
   assert.equal(m.installHint("python3"), "python3 -m pip install trainlint");
 });
@@ -46,4 +46,38 @@ test("the launch: trainlint.path, then the private environment, the interpreter,
   assert.deepEqual(m.chooseLaunch({ ...base, importStrategy: "fromEnvironment", bundledWheel: "/x.whl",
     privatePython: "/s/venv/bin/python" }), { kind: "missing", python: "/usr/bin/python3" });
   assert.equal(m.privateEnvPython("/s", "linux"), "/s/venv/bin/python");
+});
+
+test("the server and the import probe never import a trainlint/ folder of the workspace they run in", () => {
+  // Issue 25 item 2: started with the workspace as working folder, `python -m trainlint.cli` imported the
+  // workspace's own trainlint/ package (here: one that writes a marker file).
+  const { spawnSync } = require("node:child_process");
+  const fs = require("node:fs");
+  const os = require("node:os");
+  const path = require("node:path");
+  const ws = fs.mkdtempSync(path.join(os.tmpdir(), "trainlint-hostile-"));
+  const marker = path.join(ws, "marker");
+  fs.mkdirSync(path.join(ws, "trainlint", "lsp"), { recursive: true });
+  const code = `open(${JSON.stringify(marker)}, "w").write("imported")\n`;
+  for (const f of ["__init__.py", "cli.py", "lsp/__init__.py", "lsp/server.py"]) {
+    fs.writeFileSync(path.join(ws, "trainlint", f), code);
+  }
+  const python = process.env.TRAINLINT_PYTHON || "python3";
+  const server = m.serverCommand(python, []);
+  for (const args of [server.args, m.IMPORT_CHECK]) {
+    const r = spawnSync(server.command, args, { cwd: ws, input: "", timeout: 30000 });
+    assert.ok(!r.error, String(r.error));
+    assert.ok(!fs.existsSync(marker), `${args.join(" ")} imported the workspace's trainlint/`);
+  }
+});
+
+test("the private environment installs the bundled wheel's dependencies pinned by hash", () => {
+  const steps = m.privateEnvInstall("/s/venv/bin/python", "/b/trainlint-0.1.0-py3-none-any.whl", "/b/requirements.txt");
+  assert.deepEqual(steps, [
+    ["/s/venv/bin/python", ["-P", "-m", "pip", "install", "--require-hashes", "-r",
+      "/b/requirements.txt"]],
+    ["/s/venv/bin/python", ["-P", "-m", "pip", "install", "--no-deps", "/b/trainlint-0.1.0-py3-none-any.whl"]],
+  ]);
+  // a development build without the pinned list: the wheel and its dependencies as declared
+  assert.deepEqual(m.privateEnvInstall("/p", "/w.whl", undefined), [["/p", ["-P", "-m", "pip", "install", "/w.whl"]]]);
 });

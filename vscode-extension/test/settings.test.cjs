@@ -41,3 +41,20 @@ test("the status bar verdict", () => {
   assert.equal(s.worstVerdict([3]), "PASS");
   assert.equal(s.worstVerdict([]), "no findings");
 });
+
+test("settings that name a program to run are the user's own, never a repository's", () => {
+  // Issue 25 item 7: with `resource` scope a cloned repository's .vscode/settings.json could set
+  // trainlint.path / trainlint.interpreter / trainlint.args and run any program once the folder was trusted.
+  const pkg = require(path.join(__dirname, "..", "package.json"));
+  const props = pkg.contributes.configuration.properties;
+  for (const key of s.EXECUTABLE_KEYS) {
+    assert.equal(props[key].scope, "machine", key);
+  }
+  assert.deepEqual([...s.EXECUTABLE_KEYS].sort(), ["trainlint.args", "trainlint.interpreter", "trainlint.path"]);
+  // and the extension reads only the user's value, whatever a workspace file says
+  const inspected = { defaultValue: [], globalValue: ["/home/me/py"], workspaceValue: ["/tmp/evil"],
+    workspaceFolderValue: ["/tmp/evil2"] };
+  assert.deepEqual(s.userValue(inspected, []), ["/home/me/py"]);
+  assert.deepEqual(s.userValue({ defaultValue: [], workspaceValue: ["/tmp/evil"] }, []), []);
+  assert.deepEqual(s.userValue(undefined, ["x"]), ["x"]);
+});

@@ -278,7 +278,7 @@ class LogFile:
                 block = f.read(limit)
         except OSError:
             return None
-        lines = split_lines(block.decode("utf-8", "replace"))
+        lines = split_lines(block.decode(self.facts.get("_encoding", "utf-8"), "replace").removeprefix("\ufeff"))
         k = line_no - first
         # The last line of the block may be cut short by the read limit: only trust earlier ones.
         if k >= len(lines) or (k == len(lines) - 1 and len(block) == LINE_LOOKUP_BYTES == limit):

@@ -3,7 +3,7 @@
 -- or `:luafile` this file. It starts `trainlint serve` once per project, attaches every buffer the server
 -- judges (the server says which: `trainlint/isLog`, not a fixed list of names), reloads those buffers as the
 -- run appends to them, sorts signs worst first, and maps K (hover) and ]d / [d (next / previous finding).
--- Options, before sourcing: vim.g.trainlint_cmd = { "python3", "-m", "trainlint.cli", "serve" },
+-- Options, before sourcing: vim.g.trainlint_cmd = { "python3", "-P", "-m", "trainlint.cli", "serve" },
 -- vim.g.trainlint_reload_ms = 1000, vim.g.trainlint_no_mappings = true.
 local M = {}
 local uv = vim.uv or vim.loop
@@ -13,7 +13,9 @@ local judged = {}  -- bufnr -> true for buffers the server judges
 local function cmd()
   if vim.g.trainlint_cmd then return vim.g.trainlint_cmd end
   if vim.fn.executable("trainlint") == 1 then return { "trainlint", "serve" } end
-  return { "python3", "-m", "trainlint.cli", "serve" }
+  -- -P: the working folder is the project, and a `trainlint/` or `trainlint.py` in it must not be imported
+  -- instead of the installed package (a cloned repository would run its own code in the editor).
+  return { "python3", "-P", "-m", "trainlint.cli", "serve" }
 end
 
 local function root_of(path)

@@ -41,19 +41,20 @@ class Setting:
 
 
 SCHEMA: tuple[Setting, ...] = (
-    # -- the client's: which program runs the server (VS Code "machine" scope: never from a workspace) --------
+    # -- the client's: which program runs the server. What names a program to run has VS Code's "machine" scope:
+    # a cloned repository's .vscode/settings.json cannot set it (issue 25 item 7).
     Setting("interpreter", "strings", [], "Path to a Python interpreter with trainlint installed, as an array "
             "([\"/path/to/python\"]). Empty: the Python extension's selected environment, else python3.",
-            scope="resource"),
+            scope="machine"),
     Setting("path", "strings", [], "A trainlint executable to run (as an array: [\"/path/to/trainlint\"]). Set, it "
-            "wins over the interpreter and the bundled copy.", scope="resource"),
+            "wins over the interpreter and the bundled copy.", scope="machine"),
     Setting("importStrategy", "enum", "useBundled", "Which trainlint runs the server.", scope="resource",
             enum=("useBundled", "fromEnvironment"), enum_descriptions=(
                 "The trainlint wheel shipped with this extension, installed on request into a private environment "
                 "in the extension's storage (its dependencies come from the package index); the interpreter's own "
                 "trainlint until then.", "Only the trainlint installed in the selected interpreter.")),
     Setting("args", "strings", [], "Extra arguments for `trainlint serve` (for example [\"--log-level\", "
-            "\"INFO\"]).", scope="machine-overridable"),
+            "\"INFO\"]).", scope="machine"),
     Setting("showNotifications", "enum", "onError", "When the extension shows notifications (the output channel "
             "always has everything).", enum=("off", "onError", "onWarning", "always")),
     # -- the server's -------------------------------------------------------------------------------------------
@@ -147,7 +148,14 @@ def _parse_one(s: Settings, spec: Setting, v: Any, errors: list[str]) -> None:
         if isinstance(v, str) and spec.key in ("select", "ignore"):  # a comma-separated string of rule IDs
             v = [x.strip() for x in v.split(",") if x.strip()]
         if isinstance(v, list) and all(isinstance(x, str) for x in v):
-            setattr(s, spec.attr, list(v))
+            if spec.key in ("select", "ignore"):  # an unknown rule ID is named, never silently selects nothing
+                from ..rules.ids import validate  # start-up: the rule registry, only when IDs are given
+
+                kept, bad = validate(name, [x.strip() for x in v])
+                setattr(s, spec.attr, kept)
+                errors.extend(message for _, message in bad)
+            else:
+                setattr(s, spec.attr, list(v))
         elif spec.key == "ignorePatterns":
             errors.append(f"{name} must be a list of glob patterns such as \"**/old_runs/**\"")
         else:

@@ -142,6 +142,8 @@ class Workspace:
 
     def unit_for(self, path: str) -> str:
         """The tracked unit a changed path belongs to (an event file's unit is its directory)."""
+        if path.endswith("-wal") and path[:-4] in self.tracked:  # an SQLite database's WAL: a WAL writer's writes
+            return path[:-4]
         if is_event_file(path):
             d = os.path.dirname(path)
             parent = os.path.dirname(d)
@@ -150,7 +152,7 @@ class Workspace:
         return run if run is not None else path
 
     def is_candidate(self, path: str) -> bool:
-        if store_run_of(path) is not None:
+        if store_run_of(path) is not None or (path.endswith("-wal") and path[:-4] in self.tracked):
             return True
         parts = set(path.split(os.sep))
         if parts & SKIP_DIRS or any(p.startswith(".") and p not in (".", "..") for p in path.split(os.sep)[1:-1]):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import math
 import os
 from typing import TYPE_CHECKING
@@ -13,8 +14,10 @@ if TYPE_CHECKING:
     from typing import Any
 
 
-def _point(log: LogFile, s: Series, i: int) -> dict[str, Any]:
-    loc = log.locate(s, i)
+def _point(log: LogFile, s: Series, i: int, lines: dict[int, str] | None = None) -> dict[str, Any]:
+    line = s.lines[i] if len(s.lines) > i else 0
+    text = lines.get(line) if lines is not None and not s.member and not (s.records and s.records[i] >= 0) else None
+    loc = log.locate(s, i, text)
     d: dict[str, Any] = {"step": json_step(s.steps[i]), "value": json_number(s.values[i]),
                          "line": loc.line, "column": loc.column}
     if loc.record is not None:
@@ -32,7 +35,7 @@ def min_index(s: Series) -> int | None:
     return best
 
 
-def series_dict(log: LogFile, s: Series) -> dict[str, Any]:
+def series_dict(log: LogFile, s: Series, lines: dict[int, str] | None = None) -> dict[str, Any]:
     n = len(s)
     mi = min_index(s)
     return {
@@ -43,18 +46,54 @@ def series_dict(log: LogFile, s: Series) -> dict[str, Any]:
         "role_source": s.role_source,
         "step_basis": s.step_basis,
         "points": n,
-        "first": _point(log, s, 0) if n else None,
-        "last": _point(log, s, n - 1) if n else None,
-        "min": _point(log, s, mi) if mi is not None else None,
+        "first": _point(log, s, 0, lines) if n else None,
+        "last": _point(log, s, n - 1, lines) if n else None,
+        "min": _point(log, s, mi, lines) if mi is not None else None,
     }
 
 
+BATCH_LOOKUPS = 64  # more located lines than this: one pass over the file instead of a lookup per line
+
+
+def _wanted_lines(log: LogFile) -> dict[int, str] | None:
+    """The text of every line a point of the listing sits on, read in one pass over the file when there are
+    many (a JSONL with a new key per line has three per key; a lookup each read 64 KB around it)."""
+    want: set[int] = set()
+    for s in log.series.values():
+        n = len(s)
+        if not n or s.member or len(s.lines) < n:
+            continue
+        mi = min_index(s)
+        for i in {0, n - 1} | ({mi} if mi is not None else set()):
+            if not (s.records and s.records[i] >= 0) and s.lines[i] > 0:
+                want.add(s.lines[i])
+    if len(want) <= BATCH_LOOKUPS or os.path.isdir(log.path):
+        return None
+    from ..core.fsio import open_regular  # start-up: only for the lines a JSON listing shows
+
+    out: dict[int, str] = {}
+    last = max(want)
+    encoding = log.facts.get("_encoding", "utf-8")
+    try:
+        with open_regular(log.path) as raw, io.TextIOWrapper(raw, encoding, errors="replace", newline=None) as f:
+            # universal newlines: \r\n, \n and a lone \r each end a line, as split_lines counts them
+            for n, line in enumerate(f, 1):
+                if n in want:
+                    out[n] = line.rstrip("\n").removeprefix("\ufeff") if n == 1 else line.rstrip("\n")
+                if n >= last:
+                    break
+    except OSError:
+        return None
+    return out
+
+
 def file_dict(log: LogFile) -> dict[str, Any]:
+    lines = _wanted_lines(log)
     return clean({
         "path": log.path,
         "format": log.format,
         "members": [os.path.basename(m) for m in log.members] or None,
-        "series": [series_dict(log, s) for s in log.series.values()],
+        "series": [series_dict(log, s, lines) for s in log.series.values()],
         "events": [{"kind": e.kind.value, "step": json_step(e.step), "line": e.line, "record": e.record,
                     "text": e.text} for e in log.events],
         "problems": [{"line": p.line, "record": p.record, "message": p.message} for p in log.problems],

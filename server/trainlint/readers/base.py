@@ -135,6 +135,15 @@ class _Mark:
     line_index: int
 
 
+def bom_encoding(head: bytes) -> str | None:
+    """The UTF-16 encoding a byte-order mark names (None for UTF-8 or no mark)."""
+    if head.startswith(b"\xff\xfe"):
+        return "utf-16-le"
+    if head.startswith(b"\xfe\xff"):
+        return "utf-16-be"
+    return None
+
+
 class Tail(Source):
     """Keeps a file's read position and feeds new complete lines to a FormatReader."""
 
@@ -145,6 +154,7 @@ class Tail(Source):
         self._reset_position()
 
     def _reset_position(self) -> None:
+        self.encoding = "utf-8"         # or UTF-16 by its byte-order mark (Windows PowerShell's `>` writes it)
         self.offset = 0                 # bytes consumed as complete lines
         self.next_line = 1
         self.identity: tuple[int, int, bytes] | None = None
@@ -210,6 +220,10 @@ class Tail(Source):
                 self._rollback(self._provisional)
                 self._provisional = None
             self.identity = (st.st_ino, st.st_dev, head)
+            if self.offset == 0:
+                self.encoding = bom_encoding(head) or "utf-8"
+                if self.encoding != "utf-8":
+                    self.log.facts["_encoding"] = self.encoding
             done = True
             if self.reader.whole_document:
                 self._read_document(f)
@@ -239,8 +253,8 @@ class Tail(Source):
         f.seek(0)
         data = f.read(min(MAX_DOCUMENT, size + (1 << 16)) + 1)  # not a 256 MB buffer for a 40 KB file
         self.log.line_index = [(1, 0)]
-        text = data.decode("utf-8", "replace")
-        if "\ufffd" in text and b"\xef\xbf\xbd" not in data:
+        text = data.decode(self.encoding, "replace").removeprefix("\ufeff")
+        if "\ufffd" in text and self.encoding == "utf-8" and b"\xef\xbf\xbd" not in data:
             self.log.problem("the file is not valid UTF-8; undecodable bytes were replaced")
         self.reader.scan(text, 1)
         self.reader.finish()
@@ -273,7 +287,7 @@ class Tail(Source):
                 block = block[nl + 1:]
                 pending_offset = self.offset
             data = pending + block
-            cut = data.rfind(b"\n") + 1
+            cut = self._cut(data, pending_offset)
             if cut == 0:
                 pending = data
                 if len(pending) > MAX_LINE:
@@ -298,11 +312,28 @@ class Tail(Source):
         self.reader.finish()
         return True
 
+    def _cut(self, data: bytes, offset: int) -> int:
+        """Just after the last line break of ``data`` (which starts at file offset ``offset``), 0 when none. In
+        UTF-16 a break is two bytes at an even offset: cutting after its first byte would misalign the rest."""
+        if self.encoding == "utf-8":
+            return data.rfind(b"\n") + 1
+        brk = b"\n\x00" if self.encoding == "utf-16-le" else b"\x00\n"
+        end = len(data)
+        while True:
+            at = data.rfind(brk, 0, end)
+            if at < 0:
+                return 0
+            if (offset + at) % 2 == 0:
+                return at + 2
+            end = at + 1
+
     def _index(self, chunk: bytes, offset: int) -> None:
         """Index entries (line, byte offset) at the chunk's start and then every ~64 KB, each just after a
         ``\n`` (so no ``\r\n`` is cut): a finding's line is found by reading 64 KB, not the 4 MB chunk."""
         index = self.log.line_index
         index.append((self.next_line, offset))
+        if self.encoding != "utf-8":  # a byte search would cut a UTF-16 character: the chunk start only
+            return
         line, prev = self.next_line, 0
         while prev + INDEX_STEP < len(chunk):
             cut = chunk.rfind(b"\n", prev, prev + INDEX_STEP) + 1
@@ -316,16 +347,43 @@ class Tail(Source):
             prev = cut
 
     def _feed(self, chunk: bytes, offset: int) -> None:
+        if self.encoding != "utf-8":
+            self._feed_utf16(chunk, offset)
+            return
         text = chunk.decode("utf-8", "replace")
         if "\ufffd" in text and b"\xef\xbf\xbd" not in chunk and not self.log.facts.get("_bad_utf8"):
             self.log.facts["_bad_utf8"] = True
             self.log.problem("the file is not valid UTF-8; undecodable bytes were replaced", self.next_line)
+        if offset == 0:
+            text = text.removeprefix("\ufeff")  # a UTF-8 byte-order mark
+        if "\x00" in text:
+            text = self._without_nuls(text)
         self._index(chunk, offset)
         n = count_breaks_bytes(chunk)
         self.reader.scan(text, self.next_line)
         self.next_line += n if ends_with_break(chunk) else n + 1
         self.offset = offset + len(chunk)
 
+    def _feed_utf16(self, chunk: bytes, offset: int) -> None:
+        text = chunk.decode(self.encoding, "replace")
+        if offset == 0:
+            text = text.removeprefix("\ufeff")
+        if "\x00" in text:
+            text = self._without_nuls(text)
+        self._index(chunk, offset)
+        n = count_breaks(text)
+        self.reader.scan(text, self.next_line)
+        self.next_line += n if text.endswith(("\n", "\r")) else n + 1
+        self.offset = offset + len(chunk)
+
+    def _without_nuls(self, text: str) -> str:
+        """Stray NUL bytes (what a crash or a full disk leaves mid-write) are dropped, noted once on their line."""
+        if not self.log.facts.get("_nul"):
+            self.log.facts["_nul"] = True
+            line = self.next_line + count_breaks(text, 0, text.index("\x00"))
+            self.log.problem(f"line {line} holds NUL bytes (a crash or a full disk mid-write?); they were ignored",
+                             line)
+        return text.replace("\x00", "")
 
 def line_format(fmt: str, reader: type[FormatReader]) -> Callable[[str, RoleMap | None], Source]:
     """How a line-based format is opened: its reader behind a ``Tail`` (for a ``FormatSpec``)."""

@@ -3,7 +3,10 @@
 A dataset is not a training log: no step, no metric, a text (or a chat) per line. The layout is taken from
 the first object (or named by the user): a chat list (``messages``, ``conversations``; OpenAI's
 role/content or ShareGPT's from/value), a ``text`` field, or a prompt/response pair (prompt/completion,
-instruction/input/output, question/answer, query/response, input/output).
+instruction/input/output with ``input`` optional, Dolly's instruction/context/response, question/answer,
+query/response, input/output), or TRL preference data (prompt/chosen/rejected, or chosen/rejected alone; each a
+string or a list of chat turns). A chat turn's content may be OpenAI's list of parts (``{"type": "text", ...}``,
+images); an assistant turn may hold only ``tool_calls``, answered by a ``tool`` turn.
 """
 
 from __future__ import annotations
@@ -17,8 +20,12 @@ from ..core.fsio import open_regular
 from ..core.lines import split_lines
 
 CHAT_FIELDS = ("messages", "conversations", "conversation")
-PAIRS = (("prompt", "completion"), ("instruction", "input", "output"), ("question", "answer"),
-         ("query", "response"), ("input", "output"), ("prompt", "response"))
+PAIRS = (("prompt", "chosen", "rejected"), ("chosen", "rejected"), ("prompt", "completion"),
+         ("instruction", "input", "output"), ("instruction", "context", "response"), ("instruction", "output"),
+         ("instruction", "response"), ("question", "answer"), ("query", "response"), ("input", "output"),
+         ("prompt", "response"))
+OPTIONAL = {"input", "context"}  # the docs of Alpaca and Dolly: may be absent or empty
+PREFERENCE = {"chosen", "rejected"}  # TRL preference data: the prompt is what precedes them
 ROLE_KEYS = (("role", "content"), ("from", "value"))
 ASSISTANT = {"assistant", "gpt", "model", "bot"}
 USER = {"user", "human"}
@@ -124,7 +131,8 @@ def layout_of(obj: dict[str, Any], text_field: str | None = None, chat_field: st
     if isinstance(obj.get("text"), str):
         return Layout("text", ("text",))
     for pair in PAIRS:
-        if all(k in obj for k in pair):
+        if all(k in obj or (k in OPTIONAL and k != pair[0]) for k in pair) and not (
+                pair == ("input", "output") and "instruction" in obj):
             return Layout("fields", pair)
     return None
 
@@ -142,13 +150,42 @@ def turns(obj: dict[str, Any], lay: Layout) -> list[tuple[str, str]] | None:
     raw = obj.get(lay.fields[0])
     if not isinstance(raw, list):
         return None
+    return chat_turns(raw, lay.roles)
+
+
+def chat_turns(raw: Any, roles: tuple[str, str] = ("role", "content")) -> list[tuple[str, str]] | None:
+    """(role, text) of each turn of a list of turns; None when it is not one. A content list of parts is its text
+    parts (an image part is named by its JSON: two lines asking about different images are not duplicates); an
+    assistant turn's ``tool_calls`` (or ``function_call``) are part of its text (it is not empty)."""
+    if not isinstance(raw, list):
+        return None
     out = []
     for t in raw:
         if not isinstance(t, dict):
             return None
-        role, content = t.get(lay.roles[0]), t.get(lay.roles[1])
-        out.append((str(role).lower() if role is not None else "", content if isinstance(content, str) else ""))
+        role, content = t.get(roles[0]), t.get(roles[1])
+        text = content_text(content)
+        calls = t.get("tool_calls") or t.get("function_call")
+        if calls:
+            text = (text + "\n" if text.strip() else "") + json.dumps(calls, sort_keys=True)
+        out.append((str(role).lower() if role is not None else "", text))
     return out
+
+
+def content_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = []
+        for part in content:
+            if isinstance(part, str):
+                parts.append(part)
+            elif isinstance(part, dict) and isinstance(part.get("text"), str):
+                parts.append(part["text"])
+            elif isinstance(part, dict):
+                parts.append("\x00" + json.dumps(part, sort_keys=True))  # an image, audio: named, not text
+        return "\n".join(parts)
+    return ""
 
 
 def normalised(text: str) -> str:

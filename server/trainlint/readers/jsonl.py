@@ -1,8 +1,14 @@
 """JSON-lines logs: detectron2 ``metrics.json``, mmengine ``scalars.json``, LLaMA-Factory
 ``trainer_log.jsonl``, W&B ``wandb-history.jsonl``, DETR ``log.txt`` and generic files.
 
-Each line is one object; every numeric top-level key is a series. ``null`` is an absent value;
-strings and booleans where a number belongs are reported once per key, never judged.
+Each line is one object; every numeric top-level key is a series. Strings and booleans where a number belongs
+are reported once per key, never judged; the strings ``"nan"``, ``"NaN"``, ``"inf"``, ``"-inf"``, ``"Infinity"``
+are the non-finite values they spell (writers without ``allow_nan`` quote them).
+
+``null`` is an absent value (LLaMA-Factory writes ``"eval_loss": null`` on every line and ``"loss": null`` on its
+closing summary), except when a key that held numbers is null on ``NULL_RUN`` lines in a row: then it is what
+orjson, JavaScript and pandas write for NaN, and those nulls are read as NaN (a problem says so), until a number
+comes back.
 """
 
 from __future__ import annotations
@@ -32,6 +38,10 @@ TIMING = {"time": Classified(Role.STEP_TIME, Aggregation.STEP),
           "data_time": Classified(Role.LOADER_TIME, Aggregation.STEP)}
 MAX_REPORTED = 5
 BATCH = 8192
+NULL_RUN = 3  # nulls in a row, after numbers, that are read as NaN
+_ABSENT = object()
+_NONFINITE = {"nan": math.nan, "+nan": math.nan, "-nan": math.nan, "inf": math.inf, "+inf": math.inf,
+              "-inf": -math.inf, "infinity": math.inf, "+infinity": math.inf, "-infinity": -math.inf}
 
 
 @dataclass
@@ -40,6 +50,10 @@ class _State:
     index: int = 0
     bad_keys: set[str] = field(default_factory=set)
     bad_lines: int = 0
+    numbered: set[str] = field(default_factory=set)      # keys that have held a number
+    null_runs: dict[str, list[tuple[float, int, float]]] = field(default_factory=dict)  # (step, line, wall)
+    null_nan: set[str] = field(default_factory=set)      # keys whose nulls are NaN until a number comes back
+    null_noted: set[str] = field(default_factory=set)
 
 
 class JsonlReader(FormatReader):
@@ -105,29 +119,36 @@ class JsonlReader(FormatReader):
         for key in keys:
             if key in NOT_SERIES or (uniform and key == first):
                 continue
-            col = [o.get(key) for o in objs]
+            col = [o.get(key, _ABSENT) for o in objs]
             all_numbers = {type(v) for v in col} <= _NUMBER_TYPES
-            idx = range(len(col)) if all_numbers else [i for i, v in enumerate(col) if type(v) in _NUMBER_TYPES]
-            if not all_numbers:
-                for i, v in enumerate(col):
-                    if isinstance(v, str | bool) and key not in st.bad_keys and classify(key).role != Role.OTHER:
-                        st.bad_keys.add(key)
-                        log.problem(f"`{key}` is {type(v).__name__} {v!r}, not a number; such values are ignored",
-                                    lines[i])
-                        break
-            if not uniform:  # a key that is another object's step key is not a value there
-                idx = [i for i in idx if step_keys[i] != key]
-            if not idx:
-                continue
-            k0 = step_keys[idx[0]]
-            basis = "epoch" if k0 == "epoch" else ("index" if k0 is None else "step")
-            default = TIMING.get(key) if st.flavour in ("detectron2", "mmengine") else None
-            s = self.series(key, default, locator=json_key_locator(key), step_basis=basis)
             if all_numbers and uniform:
+                s = self._series_of(key, "step")
                 s.extend(steps, col, lines, walls)  # array("d") takes ints and floats alike
-            else:
-                s.extend([steps[i] for i in idx], [float(col[i]) for i in idx], [lines[i] for i in idx],
-                         [walls[i] for i in idx])
+                self._numbered(key)
+                continue
+            out: tuple[list[float], list[float], list[int], list[float]] = ([], [], [], [])
+            basis = None
+            for i, v in enumerate(col):
+                if v is _ABSENT or (not uniform and step_keys[i] == key):
+                    continue  # a key that is another object's step key is not a value there
+                k = step_keys[i]
+                here = "epoch" if k == "epoch" else ("index" if k is None else "step")
+                if v is None:
+                    for point in self._null(key, steps[i], lines[i], walls[i]):
+                        basis = basis or here
+                        for acc, x in zip(out, point, strict=True):
+                            acc.append(x)  # type: ignore[attr-defined]
+                    continue
+                f = float(v) if type(v) in _NUMBER_TYPES else _nonfinite(v)
+                if f is None:
+                    self._not_a_number(key, v, lines[i])
+                    continue
+                self._numbered(key)
+                basis = basis or here
+                for acc, x in zip(out, (steps[i], f, lines[i], walls[i]), strict=True):
+                    acc.append(x)  # type: ignore[attr-defined]
+            if out[0]:
+                self._series_of(key, basis or "step").extend(*out)
         log.facts["last_step"] = steps[-1]
 
     def _line_by_line(self, raws: list[str], numbers: list[int]) -> None:
@@ -172,17 +193,61 @@ class JsonlReader(FormatReader):
         for key, value in obj.items():
             if key in NOT_SERIES or key == step_key:
                 continue
+            if value is None:
+                points = self._null(key, step, line, wall)
+                if points:
+                    s = self._series_of(key, basis)
+                    for point in points:
+                        s.append(*point)
+                continue
             v = _num(value)
             if v is None:
-                if isinstance(value, str | bool) and key not in st.bad_keys and classify(key).role != Role.OTHER:
-                    st.bad_keys.add(key)
-                    log.problem(f"`{key}` is {type(value).__name__} {value!r}, not a number; such values are ignored",
-                                line)
+                v = _nonfinite(value)
+            if v is None:
+                self._not_a_number(key, value, line)
                 continue
-            default = TIMING.get(key) if st.flavour in ("detectron2", "mmengine") else None
-            s = self.series(key, default, locator=json_key_locator(key), step_basis=basis)
-            s.append(step, v, line, wall)
+            self._numbered(key)
+            self._series_of(key, basis).append(step, v, line, wall)
         log.facts["last_step"] = step
+
+    def _series_of(self, key: str, basis: str):  # type: ignore[no-untyped-def]
+        default = TIMING.get(key) if self.state.flavour in ("detectron2", "mmengine") else None
+        return self.series(key, default, locator=json_key_locator(key), step_basis=basis)
+
+    def _not_a_number(self, key: str, value: Any, line: int) -> None:
+        st: _State = self.state
+        if isinstance(value, str | bool) and key not in st.bad_keys and classify(key).role != Role.OTHER:
+            st.bad_keys.add(key)
+            self.log.problem(f"`{key}` is {type(value).__name__} {value!r}, not a number; such values are ignored",
+                             line)
+
+    def _numbered(self, key: str) -> None:
+        st: _State = self.state
+        st.numbered.add(key)
+        if st.null_runs:
+            st.null_runs.pop(key, None)
+        st.null_nan.discard(key)
+
+    def _null(self, key: str, step: float, line: int, wall: float) -> list[tuple[float, float, int, float]]:
+        """The NaN points a ``null`` of ``key`` gives: none while it may be an absent value, the whole run of
+        nulls once it reaches NULL_RUN lines after numbers (and each later null until a number comes back)."""
+        st: _State = self.state
+        if key not in st.numbered:
+            return []
+        if key in st.null_nan:
+            return [(step, math.nan, line, wall)]
+        run = st.null_runs.setdefault(key, [])
+        run.append((step, line, wall))
+        if len(run) < NULL_RUN:
+            return []
+        del st.null_runs[key]
+        st.null_nan.add(key)
+        if key not in st.null_noted:
+            st.null_noted.add(key)
+            self.log.problem(f"`{key}` held numbers, then is null on {NULL_RUN} lines in a row from line {run[0][1]}; "
+                             "these nulls are read as non-finite values (NaN written as null), until a number "
+                             "comes back", run[0][1])
+        return [(s, math.nan, ln, w) for s, ln, w in run]
 
 
 _NUMBER_TYPES = {int, float}
@@ -197,6 +262,11 @@ def _sparse(objs: list[dict[str, Any]]) -> bool:
 
 def _step_key(obj: dict[str, Any]) -> str | None:
     return next((k for k in STEP_KEYS if type(obj.get(k)) in _NUMBER_TYPES), None)
+
+
+def _nonfinite(v: Any) -> float | None:
+    """NaN or an infinity spelled as a string ("nan", "NaN", "-inf", "Infinity"); None for any other value."""
+    return _NONFINITE.get(v.strip().lower()) if isinstance(v, str) and len(v) <= 12 else None
 
 
 def _num(v: Any) -> float | None:

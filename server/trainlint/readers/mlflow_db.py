@@ -4,6 +4,11 @@ The database is never opened in place: its bytes are read (no lock, no journal, 
 deserialized into an in-memory database. A NaN is stored as 0.0 with ``is_nan`` set; it is read as NaN, or a
 diverged run would look like a zero loss. Points carry their row as a record, so findings go on a text view
 (one metric row per line), as event files' do.
+
+A database in WAL mode (what a live writer uses) keeps its recent pages in ``mlflow.db-wal``, perhaps all of them
+until a checkpoint: those bytes are read too and the committed frames applied to the image in memory, as SQLite's
+own recovery would (salts and cumulative checksums checked, the last commit frame's size kept). SQLite is never
+asked to open the files: it would create ``-shm``, take locks, and might checkpoint.
 """
 
 from __future__ import annotations
@@ -11,6 +16,7 @@ from __future__ import annotations
 import math
 import os
 import sqlite3
+import struct
 
 from ..core.fsio import open_regular
 from ..core.model import LogFile, Series
@@ -52,6 +58,8 @@ def _load(path: str) -> sqlite3.Connection:
         raise OSError(f"larger than {MAX_DB_BYTES >> 20} MB; not read")
     if len(data) < 512 or not looks_like(data):  # (deserializing nothing raises MemoryError)
         raise sqlite3.DatabaseError("not an SQLite database (no SQLite header)")
+    if data[18:20] == b"\x02\x02":  # WAL mode: apply the -wal file's committed frames, then read as rollback mode
+        data = _with_wal(data, path + "-wal")
     con = sqlite3.connect(":memory:")
     try:
         con.deserialize(data)
@@ -61,6 +69,80 @@ def _load(path: str) -> sqlite3.Connection:
     return con
 
 
+_WAL_MAGIC = {0x377F0682: "<", 0x377F0683: ">"}  # the checksum's byte order: little- or big-endian words
+
+
+def _wal_checksum(data: bytes, order: str, s0: int, s1: int) -> tuple[int, int]:
+    """SQLite's WAL checksum (cumulative over 32-bit word pairs; https://www.sqlite.org/fileformat.html)."""
+    words = struct.unpack(f"{order}{len(data) // 4}I", data)
+    it = iter(words)
+    for a, b in zip(it, it, strict=True):
+        s0 = (s0 + a + s1) & 0xFFFFFFFF
+        s1 = (s1 + b + s0) & 0xFFFFFFFF
+    return s0, s1
+
+
+def _with_wal(image: bytes, wal_path: str) -> bytes:
+    """The database image with the committed frames of its WAL file applied (the image itself when there is no
+    WAL or it holds no valid commit). Only whole transactions: frames after the last valid commit frame are a
+    transaction still being written and are left out, as SQLite leaves them out."""
+    try:
+        with open_regular(wal_path) as f:
+            wal = f.read(MAX_DB_BYTES + 1)
+    except OSError:  # no -wal file: everything was checkpointed
+        return image[:18] + b"\x01\x01" + image[20:]
+    if len(wal) > MAX_DB_BYTES:
+        raise OSError(f"its WAL file is larger than {MAX_DB_BYTES >> 20} MB; not read")
+    out = bytearray(image[:18] + b"\x01\x01" + image[20:])  # file format 1: a rollback-journal image in memory
+    if len(wal) < 32:
+        return bytes(out)
+    magic, _version, page_size, _seq, salt1, salt2, c0, c1 = struct.unpack(">8I", wal[:32])
+    order = _WAL_MAGIC.get(magic)
+    if order is None or page_size < 512 or page_size & (page_size - 1) or _wal_checksum(wal[:24], order, 0, 0) != (
+            c0, c1):
+        return bytes(out)
+    s0, s1 = c0, c1
+    pages: dict[int, bytes] = {}
+    committed: dict[int, bytes] = {}
+    size_pages = 0
+    pos = 32
+    while pos + 24 + page_size <= len(wal):
+        number, db_size, fs1, fs2, fc0, fc1 = struct.unpack(">6I", wal[pos:pos + 24])
+        page = wal[pos + 24:pos + 24 + page_size]
+        if (fs1, fs2) != (salt1, salt2) or number == 0:
+            break
+        s0, s1 = _wal_checksum(wal[pos:pos + 8], order, s0, s1)
+        s0, s1 = _wal_checksum(page, order, s0, s1)
+        if (s0, s1) != (fc0, fc1):
+            break
+        pages[number] = page
+        if db_size:  # a commit frame: its transaction is whole
+            committed.update(pages)
+            pages.clear()
+            size_pages = db_size
+        pos += 24 + page_size
+    if not size_pages:
+        return bytes(out)
+    if len(out) < size_pages * page_size:
+        out.extend(bytes(size_pages * page_size - len(out)))
+    del out[size_pages * page_size:]
+    for number, page in committed.items():
+        if number <= size_pages:
+            out[(number - 1) * page_size:number * page_size] = page
+    out[18:20] = b"\x01\x01"  # page 1 may have come from the WAL, still saying WAL mode
+    return bytes(out)
+
+
+def _stamp(path: str) -> tuple[int, ...]:
+    """The database's (size, mtime), and its WAL's: a WAL-mode writer changes only the -wal file."""
+    st = os.stat(path)
+    try:
+        wal = os.stat(path + "-wal")
+        return st.st_size, st.st_mtime_ns, wal.st_size, wal.st_mtime_ns
+    except OSError:
+        return st.st_size, st.st_mtime_ns
+
+
 class MlflowDbTail(Source):
     """Reads the whole database again when it changes (small: metrics rows only)."""
 
@@ -68,11 +150,10 @@ class MlflowDbTail(Source):
         self.path = path
         self.log = LogFile(path=path, format="mlflow-db", members=[path])
         self.roles = roles or RoleMap()
-        self._stamp: tuple[int, int] | None = None
+        self._stamp: tuple[int, ...] | None = None
 
     def update(self, budget: int | None = None) -> bool:
-        st = os.stat(self.path)
-        stamp = (st.st_size, st.st_mtime_ns)
+        stamp = _stamp(self.path)
         if stamp == self._stamp:
             return False
         try:

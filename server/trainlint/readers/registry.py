@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..core.fsio import open_regular
+from .base import bom_encoding
 
 if TYPE_CHECKING:
     from ..core.roles import RoleMap
@@ -29,6 +30,18 @@ if TYPE_CHECKING:
 
 HEAD_BYTES = 64 << 10
 TEXT_SNIFF_BYTES = 1 << 20
+MAX_NUL_RUNS = 4  # a crash or a full disk leaves a NUL or a zero-filled block in a text log; a binary file, many
+
+
+def _nul_runs(data: bytes) -> int:
+    """Runs of NUL bytes: one zero-filled region is one run, a binary format's scattered zeros are many."""
+    runs, at = 0, data.find(b"\x00")
+    while at >= 0 and runs <= MAX_NUL_RUNS:
+        runs += 1
+        while at < len(data) and data[at] == 0:
+            at += 1
+        at = data.find(b"\x00", at)
+    return runs
 
 
 @dataclass(frozen=True)
@@ -49,19 +62,33 @@ class Probe:
     _more: str | None = None
 
     @property
+    def encoding(self) -> str | None:
+        """UTF-16 by its byte-order mark (its ASCII is half NUL bytes), else None (UTF-8)."""
+        return bom_encoding(self.raw)
+
+    def _decode(self, data: bytes) -> str:
+        if self.encoding is not None:
+            return data[:len(data) & ~1].decode(self.encoding, "replace").removeprefix("\ufeff")
+        return data.decode("utf-8", "replace").replace("\x00", "")  # stray NULs: a crash or a full disk
+
+    @property
     def head(self) -> str:
-        return self.raw.decode("utf-8", "replace")
+        return self._decode(self.raw)
 
     @property
     def binary(self) -> bool:
-        return b"\x00" in self.raw[:4096]
+        """NUL bytes in many places (a binary format); one zero-filled region is a text log a crash cut."""
+        if self.encoding is not None:
+            return False
+        start = self.raw[:4096]
+        return b"\x00" in start and (self.suffix == ".wandb" or _nul_runs(start) > MAX_NUL_RUNS)
 
     def more(self) -> str:
         """Up to ``TEXT_SNIFF_BYTES`` of text (long preambles — env and config dumps — hide text logs)."""
         if self._more is None:
             rest = self._file.read(TEXT_SNIFF_BYTES - HEAD_BYTES) if self._file is not None and len(
                 self.raw) == HEAD_BYTES else b""
-            self._more = (self.raw + rest).decode("utf-8", "replace")
+            self._more = self._decode(self.raw + rest)
         return self._more
 
 
@@ -158,8 +185,6 @@ def detect_file(path: str, name: str, suffix: str) -> Detection:
                 d = s.sniff(probe)
                 if d is not None:
                     return d
-            if s.binary and probe.binary is False:
-                continue
         if probe.binary:
             return binary_detection(suffix)
     return Detection(None, "no training-log pattern in its first 64 KB")

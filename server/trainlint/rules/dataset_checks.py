@@ -13,7 +13,20 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from ..core.model import Location
-from ..readers.dataset import ASSISTANT, SYSTEM, USER, Example, Layout, field_span, layout_of, normalised, turns
+from ..readers.dataset import (
+    ASSISTANT,
+    OPTIONAL,
+    PREFERENCE,
+    SYSTEM,
+    USER,
+    Example,
+    Layout,
+    chat_turns,
+    field_span,
+    layout_of,
+    normalised,
+    turns,
+)
 from .base import Evidence, Finding, Ratio, Related, Rule
 from .dataset import (
     TL_PRE_CHAT,
@@ -25,6 +38,8 @@ from .dataset import (
     TP_TOK_HIGH_OOV,
 )
 from .thresholds import Thresholds
+
+TOOL = {"tool", "function", "ipython"}  # the answer to an assistant's tool call
 
 MAX_PER_RULE = 50      # findings of one rule in one file; the evidence of each counts them all
 
@@ -85,12 +100,14 @@ class DatasetCheck:
             text = "\n".join(f"{r}: {c}" for r, c in ts)
             prompt = "\n".join(c for r, c in ts if r in USER)
         else:
-            missing = [f for f in lay.fields if f not in obj and f != "input"]
+            missing = [f for f in lay.fields if f not in obj and f not in OPTIONAL]
             if missing:
                 self._flag(TL_PRE_NO_TEXT, ex, {"field": missing[0]}, "line {line}: no `{field}` field",
                            "The example lacks a field the others have; loaders raise a KeyError or skip it.")
                 return
             values = [obj.get(f) for f in lay.fields]
+            if set(lay.fields) >= PREFERENCE:  # TRL: each may be a list of chat turns
+                values = [_turns_text(v) if isinstance(v, list) else v for v in values]
             bad = [f for f, v in zip(lay.fields, values, strict=True) if v is not None and not isinstance(v, str)]
             if bad:
                 self._flag(TL_PRE_NO_TEXT, ex, {"field": bad[0], "type": type(obj[bad[0]]).__name__},
@@ -99,13 +116,16 @@ class DatasetCheck:
                 return
             self.examples += 1
             parts = [v or "" for v in values]
-            empty = [f for f, v in zip(lay.fields, parts, strict=True) if not v.strip() and f != "input"]
+            empty = [f for f, v in zip(lay.fields, parts, strict=True) if not _visible(v) and f not in OPTIONAL]
             if empty:
                 self._flag(TL_PRE_EMPTY, ex, {"field": empty[0]}, "line {line}: `{field}` is empty or white space",
                            "An empty text trains nothing (or teaches the model to answer with nothing).",
                            field=empty[0])
             text = "\n".join(parts)
-            prompt = "\n".join(parts[:-1]) if len(parts) > 1 else text
+            if set(lay.fields) >= PREFERENCE:
+                prompt = parts[0] if lay.fields[0] == "prompt" else ""
+            else:
+                prompt = "\n".join(parts[:-1]) if len(parts) > 1 else text
         h = digest(text)
         first = self.seen.get(h)
         if first is None:
@@ -133,11 +153,12 @@ class DatasetCheck:
             problem = f"the first turn after the system prompt is `{roles[talk[0]]}`, not the user"
         else:
             for a, b in itertools.pairwise(talk):
-                if (roles[a] in USER) == (roles[b] in USER):
+                answered = any(r in TOOL for r in roles[a + 1:b])  # tool_calls, the tool's answer, the reply
+                if (roles[a] in USER) == (roles[b] in USER) and not (roles[b] in ASSISTANT and answered):
                     problem = f"two `{roles[b]}` turns in a row (turns {a + 1} and {b + 1})"
                     break
         if problem is None:
-            empty = [i for i, (r, c) in enumerate(ts) if r in ASSISTANT and not c.strip()]
+            empty = [i for i, (r, c) in enumerate(ts) if r in ASSISTANT and not _visible(c)]
             if empty:
                 problem = f"assistant turn {empty[0] + 1} is empty"
         if problem is not None:
@@ -165,6 +186,18 @@ class DatasetCheck:
             if total > 1:
                 f.evidence.values["count"] = total
                 f.evidence.template += " (one of {count})"
+
+
+def _visible(text: str) -> bool:
+    """Whether a text holds something to train on (white space and nothing else does not)."""
+    return bool(text.strip())
+
+
+def _turns_text(raw: list[Any]) -> str | list[Any]:
+    """A TRL preference field given as chat turns, as one text ("role: content" per turn); the list itself
+    when it is not turns (reported as not text)."""
+    ts = chat_turns(raw)
+    return raw if ts is None else "\n".join(f"{r}: {c}" if c.strip() else "" for r, c in ts).strip()
 
 
 def leakage(evals: DatasetCheck, trains: list[DatasetCheck]) -> list[Finding]:

@@ -199,7 +199,12 @@ const api = {
         return obj;
       },
       has: (key) => settings.has(section ? `${section}.${key}` : key),
-      inspect: () => undefined, update: async () => {},
+      // the stub's settings are the user's own (User settings)
+      inspect: (key) => {
+        const full = section ? `${section}.${key}` : key;
+        return settings.has(full) ? { globalValue: settings.get(full) } : undefined;
+      },
+      update: async () => {},
     }),
     textDocuments,
     notebookDocuments: [],
