@@ -353,3 +353,11 @@ def test_tokens_per_second_counts_only_the_timed_records(tmp_path):
     assert "TP-TOK-HIGH-TPS" not in {f.id for f in rep.findings}
     m = rep.measurements[1].values
     assert m["timed"] == 1 and m["tokens_per_s"] < 50
+
+
+def test_thresholds_come_from_the_nearest_configuration(faulty):
+    (faulty.parent / ".trainlint.yaml").write_text("thresholds:\n  speech_max_duration_s: 40\n")
+    out = subprocess.run([sys.executable, "-m", "trainlint.cli", "preflight", str(faulty), "--format", "json"],
+                         capture_output=True, text=True, timeout=120)
+    ids = [(f["id"], f["location"]["line"]) for r in json.loads(out.stdout)["reports"] for f in r["findings"]]
+    assert ("TP-DATA-DURATION-LONG", 21) not in ids and ("TP-DATA-DURATION-SHORT", 13) in ids
