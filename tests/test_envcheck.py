@@ -180,3 +180,13 @@ def test_cli_json_sarif_and_exit_codes(tmp_path):
 def test_memory_is_read_from_this_machine():
     total, avail, source = envcheck.memory_gb()  # type: ignore[misc]
     assert 0 < avail <= total and source in ("/proc/meminfo", "the cgroup memory limit")
+
+
+def test_the_time_limit_and_margin_come_from_the_runs_configuration(tmp_path):
+    (tmp_path / "slow.py").write_text("import time\ntime.sleep(60)\n")
+    (tmp_path / ".trainlint.yaml").write_text("thresholds:\n  import_timeout_s: 1\n")
+    out = subprocess.run([PY, "-m", "trainlint.cli", "env", "--module", "slow", "--python", PY, "--cwd", str(tmp_path),
+                          "--format", "json"], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 1, out.stderr
+    [f] = [f for r in json.loads(out.stdout)["reports"] for f in r["findings"] if f["id"].startswith("TP-ENV-IMPORT")]
+    assert f["id"] == "TP-ENV-IMPORT-TIMEOUT" and f["evidence"]["values"]["timeout"] == 1.0

@@ -338,3 +338,26 @@ def test_scripts_written_together_are_one():
     assert list(scripts("ＡＢＣ and abc")) == ["LATIN"]           # fullwidth Latin is Latin
     assert list(scripts("Hawaiʻi")) == ["LATIN"]                   # a modifier letter is no script
     assert scripts("Hello мир") == {"LATIN": (5, 0), "CYRILLIC": (3, 6)}
+
+
+def test_tokens_per_second_counts_only_the_timed_records(tmp_path):
+    """trainproof 0.19's fix, kept: one record in ten with a duration must not put every record's tokens over that
+    one record's seconds."""
+    model = _spm(tmp_path, TEXTS)
+    (tmp_path / "wavs").mkdir()
+    rows = []
+    for i, t in enumerate(TEXTS):
+        (tmp_path / "wavs" / f"{i}.wav").write_bytes(b"RIFF\x00\x00\x00\x00WAVEjunk")  # not decodable: no duration
+        rows.append({"audio_filepath": f"wavs/{i}.wav", "text": t, **({"duration": 3.0} if i == 0 else {})})
+    rep, = preflight([str(manifest(tmp_path, rows))], model)
+    assert "TP-TOK-HIGH-TPS" not in {f.id for f in rep.findings}
+    m = rep.measurements[1].values
+    assert m["timed"] == 1 and m["tokens_per_s"] < 50
+
+
+def test_thresholds_come_from_the_nearest_configuration(faulty):
+    (faulty.parent / ".trainlint.yaml").write_text("thresholds:\n  speech_max_duration_s: 40\n")
+    out = subprocess.run([sys.executable, "-m", "trainlint.cli", "preflight", str(faulty), "--format", "json"],
+                         capture_output=True, text=True, timeout=120)
+    ids = [(f["id"], f["location"]["line"]) for r in json.loads(out.stdout)["reports"] for f in r["findings"]]
+    assert ("TP-DATA-DURATION-LONG", 21) not in ids and ("TP-DATA-DURATION-SHORT", 13) in ids

@@ -318,7 +318,11 @@ def _preflight(args: argparse.Namespace) -> int:
     if args.max_len is not None and not args.tokenizer:
         print("trainlint: --max-len counts tokens: give --tokenizer too", file=sys.stderr)
         return EXIT_CANNOT_JUDGE
-    reports = preflight(args.datasets, args.tokenizer, args.max_len, args.text_field, args.chat_field, args.eval)
+    from . import config
+
+    cfg = config.for_path(args.datasets[0])  # thresholds: (the speech checks') from the nearest .trainlint.yaml
+    reports = preflight(args.datasets, args.tokenizer, args.max_len, args.text_field, args.chat_field, args.eval,
+                        cfg.thresholds)
     if args.format == "json":
         from .output import check_json
 

@@ -361,11 +361,13 @@ def add_parser(sub: Any) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
+    from . import config
     from .output import check_text
     from .preflight import exit_code
 
+    th = config.for_path(os.path.join(os.path.abspath(args.cwd or os.getcwd()), "x")).thresholds  # the run's folder
     rep = env_report(args.module, args.python, args.cwd, args.timeout, args.required_gb, args.output_dir,
-                     args.checkpoint_gb, args.keep, args.checkpoint)
+                     args.checkpoint_gb, args.keep, args.checkpoint, th)
     if args.format == "json":
         from .output import check_json
 

@@ -223,7 +223,7 @@ class TokenCheck:
 # -- the door ---------------------------------------------------------------------------------------
 def preflight(paths: list[str], tokenizer: str | None = None, max_len: int | None = None,
               text_field: str | None = None, chat_field: str | None = None,
-              evals: list[str] | None = None) -> list[Report]:
+              evals: list[str] | None = None, thresholds: Any = None) -> list[Report]:
     """One report per dataset file (evaluation files compared with the training files for leakage)."""
     tok = load_tokenizer(tokenizer) if tokenizer else None
     checks: dict[str, DatasetCheck] = {}
@@ -239,7 +239,7 @@ def preflight(paths: list[str], tokenizer: str | None = None, max_len: int | Non
             from .speech_preflight import speech_report  # start-up: only a speech corpus needs it
 
             reports[path] = speech_report(path, speech, tok if isinstance(tok, Tokenizer) else None,
-                                          tok if isinstance(tok, str) else None)
+                                          tok if isinstance(tok, str) else None, thresholds)
             continue
         if isinstance(tok, Tokenizer):
             token_checks[path] = TokenCheck(tok, max_len)

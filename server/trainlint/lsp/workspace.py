@@ -258,7 +258,7 @@ class Workspace:
             trains = [p for p, o in self.tracked.items() if o.format == "dataset" and os.path.dirname(p) == folder
                       and not is_eval_file(p)]
         reports = preflight([*trains, t.path], tokenizer, opts.get("max_len"), opts.get("text_field"),
-                            opts.get("chat_field"))
+                            opts.get("chat_field"), thresholds=cfg.thresholds)
         t.report = reports[-1]
         t.generation += 1
         return True

@@ -32,6 +32,9 @@ AUDIO_KEYS = ("audio_filepath", "audio_path", "path", "audio", "file_name", "fil
 TEXT_KEYS = ("text", "normalized_text", "sentence", "transcript", "transcription", "normalized")
 AUDIO_EXT = (".wav", ".flac", ".ogg", ".opus", ".mp3", ".m4a", ".aiff", ".aif", ".au", ".sph")
 WAV_EXT = (".wav", ".wave")
+# Samples decoded per file at most, whatever its header says (60 s of 8-channel 192 kHz float is 369 MB; of 48 kHz
+# 16-bit stereo 11.5 MB): with the eight read-ahead threads, at most 256 MB of samples are held at once.
+MAX_DECODE_BYTES = 32 << 20
 INSTALL_SOUNDFILE = "pip install soundfile (or pip install 'trainlint[speech]')"
 
 
@@ -283,7 +286,7 @@ def _read_wav(f: Any, a: Audio, max_decode_s: float, clip_level: float, silence_
         if a.frames == 0:
             a.problem = "no samples (0 frames)"
             return
-        n = min(a.frames, int(max_decode_s * a.rate))
+        n = min(a.frames, int(max_decode_s * a.rate), MAX_DECODE_BYTES // (width * a.channels))
         data = w.readframes(n)
     import numpy as np  # only when samples are analysed (numpy comes with tensorboard)
 
@@ -301,7 +304,8 @@ def _read_wav(f: Any, a: Audio, max_decode_s: float, clip_level: float, silence_
     if a.channels == 1:
         _analyse_int(x, full, a, clip_level, silence_level)
     else:  # the loudest channel of each frame
-        _analyse(np.abs(x.astype(np.int64)).reshape(-1, a.channels).max(axis=1) / full, a, clip_level, silence_level)
+        wide = np.abs(x.astype(np.int32 if width < 4 else np.int64))  # abs(-32768) does not fit int16
+        _analyse(wide.reshape(-1, a.channels).max(axis=1) / full, a, clip_level, silence_level)
 
 
 def _analyse_int(x: Any, full: float, a: Audio, clip_level: float, silence_level: float) -> None:
@@ -344,7 +348,8 @@ def _read_soundfile(sf: Any, f: Any, a: Audio, max_decode_s: float, clip_level: 
         if not a.frames:
             a.problem = "no samples (0 frames)"
             return
-        x = s.read(frames=min(a.frames, int(max_decode_s * a.rate)), dtype="float32", always_2d=True)
+        x = s.read(frames=min(a.frames, int(max_decode_s * a.rate), MAX_DECODE_BYTES // (4 * a.channels)),
+                   dtype="float32", always_2d=True)
     import numpy as np
 
     _analyse(np.abs(x).max(axis=1), a, clip_level, silence_level)
