@@ -7,6 +7,7 @@ import os
 from typing import TYPE_CHECKING
 
 from ..model import LogFile, Series
+from ..roles import direction
 from .values import clean, fmt_step, fmt_value, json_number, json_step
 
 if TYPE_CHECKING:
@@ -42,6 +43,7 @@ def series_dict(log: LogFile, s: Series) -> dict[str, Any]:
         "component": s.component,
         "role_source": s.role_source,
         "step_basis": s.step_basis,
+        "direction": direction(s.name, s.role),
         "points": n,
         "first": _point(log, s, 0) if n else None,
         "last": _point(log, s, n - 1) if n else None,
@@ -63,7 +65,8 @@ def file_dict(log: LogFile) -> dict[str, Any]:
 
 
 # Where a series' steps come from, said on every line (a log without step numbers still has findings to find).
-_BASIS = {"step": "steps", "progress-bar": "progress-bar steps", "epoch": "epochs", "index": "log entries"}
+_BASIS = {"step": "steps", "progress-bar": "progress-bar steps", "epoch": "epochs", "index": "log entries",
+          "epoch+iteration": "iterations laid end to end over epochs", "row": "table rows"}
 
 
 def render_text(log: LogFile, rel: str) -> list[str]:
@@ -78,6 +81,8 @@ def render_text(log: LogFile, rel: str) -> list[str]:
                  else f"records {first.record}-{last.record}")
         comp = ", component" if s.component else ""
         cfg = ", role from config" if s.role_source != "default" else ""
+        way = direction(s.name, s.role)
+        cfg += f", {way}" if way != "-" else ""
         out.append(f"  {s.name!s:40} {s.role.value:13} {s.aggregation.value:15} {n:7d} pts  "
                    f"{_BASIS.get(s.step_basis, s.step_basis)} {fmt_step(s.steps[0])}..{fmt_step(s.steps[n - 1])}  "
                    f"last {fmt_value(s.values[n - 1])}  {where}{comp}{cfg}")

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..fsio import open_regular
-from ..model import LogFile
+from ..model import LogFile, Role
 from ..roles import RoleMap
 from .base import FormatReader, Source, Tail
 from .stores import StoreTail, mlflow_meta, store_kind
@@ -27,6 +27,7 @@ READERS: dict[str, tuple[str, str]] = {
     "csv": ("csv_log", "CsvReader"),
     "jsonl": ("jsonl", "JsonlReader"),
     "text": ("text_stdout", "TextStdoutReader"),
+    "general": ("general_text", "GeneralTextReader"),  # the shapes of logs no specific reader knows (issue 24)
 }
 FORMATS = (*READERS, "tfevents", "mlflow", "dvclive", "mlflow-db")
 # Formats without lines: their findings go on a text view of their records (event files, a database).
@@ -87,6 +88,8 @@ def detect(path: str) -> Detection:
             more = (raw + f.read(TEXT_SNIFF_BYTES - HEAD_BYTES)).decode("utf-8", "replace")
             if _module("text_stdout").looks_like(more):
                 return Detection("text", "lines with a step and a loss")
+            if _module("general_text").sniff(more):
+                return Detection("general", "lines with a counter and metric values (general text reader)")
     if _STDOUT_NAME.match(name):
         return Detection("text", "a trainer stdout file name")
     return Detection(None, "no training-log pattern in its first 64 KB")
@@ -115,9 +118,30 @@ def _detect_content(path: str, name: str, suffix: str, raw: bytes) -> Detection 
         return Detection("jsonl", "one JSON object per line")
     if suffix == ".csv" or _module("csv_log").looks_like(head):
         return Detection("csv", "a header row and numeric rows")
+    # The general reader: first where it reads a shape the stdout reader misreads (rank prefixes, tables,
+    # `[N]`-counted pairs, boxes), last where it only sees a counter and metric pairs.
+    general = _module("general_text").sniff(head)
+    if general == 2:
+        return Detection("general", "a table, box or counted metric lines (general text reader)")
     if _module("text_stdout").looks_like(head):
+        if general and _reads("text", head) < _reads("general", head):
+            return Detection("general", "metric lines the stdout reader reads no loss of (general text reader)")
         return Detection("text", "lines with a step and a loss")
+    if general:
+        return Detection("general", "lines with a counter and metric values (general text reader)")
     return None
+
+
+def _reads(fmt: str, head: str) -> int:
+    """2 when the reader of ``fmt`` reads a loss from ``head``, 1 another series, 0 nothing: the specific reader
+    is kept where it reads as much as the general one."""
+    log = LogFile(path="", format=fmt)
+    reader = reader_class(fmt)(log)
+    reader.scan(head[: head.rfind("\n") + 1] or head, 1)
+    reader.finish()
+    if log.by_role(Role.TRAIN_LOSS) or log.by_role(Role.EVAL_LOSS):
+        return 2
+    return 1 if any(len(s) for s in log.series.values()) else 0
 
 
 def open_source(path: str, fmt: str | None = None, roles: RoleMap | None = None, user: Any = None) -> Source:

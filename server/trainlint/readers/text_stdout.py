@@ -46,7 +46,8 @@ _EVAL_DESC = re.compile(r"valid|eval|test|predict|sanity", re.I)
 # Keras: "Epoch 3/12" on its own line, then "26/26 ━━━━ 0s 2ms/step - loss: 0.41 - val_loss: 0.52"
 # (Keras 2: "26/26 [=====] - 0s 2ms/step - loss: …").
 _KERAS_EPOCH = re.compile(r"^Epoch (?P<ep>\d{1,15})/(?P<tot>\d{1,15})\s*$")
-_KERAS_BAR = re.compile(r"^\s*(?P<n>\d{1,15})/(?P<total>\d{1,15}) (?:━|\[[=>.]*\])")
+# Keras fit(verbose=2) prints no bar: "16/16 - 1s - 3ms/step - loss: 1.2928 - val_loss: 1.31"
+_KERAS_BAR = re.compile(r"^\s*(?P<n>\d{1,15})/(?P<total>\d{1,15}) (?:━|\[[=>.]*\]|- )")
 _KERAS_PAIR = re.compile(r" - (?P<key>[A-Za-z_][\w./-]{0,60}): (?P<v>" + _NUM + r")")
 # nanoGPT: "iter 100: loss 2.3451, time 12.31ms, mfu 3.20%" and "step 500: train loss 2.1000, val loss 2.2000"
 _NANO_ITER = re.compile(r"^iter (?P<step>\d{1,15}): loss (?P<loss>" + _NUM + r"), time (?P<time>" + _NUM + r")ms")
@@ -106,6 +107,10 @@ class _State:
     hf_mode: str | None = None
     hf_first_bar: float | None = None
     hf_pending: list[tuple[str, int, int]] = field(default_factory=list)
+    # the last train dict's step and epoch, and the steps per epoch the bar showed at its freshest: a bar that did
+    # not redraw between two dicts (tqdm redraws at most every 0.1 s) lags, and the dict's epoch gives its step
+    hf_last: tuple[float, float] | None = None
+    hf_spe: float = 0.0
     # the text a bar's postfix last showed for each key: a repeated display is not a new measurement
     shown: dict[str, str] = field(default_factory=dict)
 
@@ -340,6 +345,8 @@ class TextStdoutReader(FormatReader):
             self._decide_hf_steps(st)
         if st.hf_mode != "index" and st.bar_step is not None:
             step, basis = st.bar_step, "progress-bar"
+            if not is_eval:
+                step = self._hf_lag(st, pairs, step)
         else:
             step, basis = float(st.hf_train_index), "index"
         st.step = step
@@ -350,6 +357,24 @@ class TextStdoutReader(FormatReader):
             s = self._point(key, p.group("v"), n, step, pair_locator(key), None, basis)
             if s is not None and st.hf_mode is None and basis == "progress-bar":
                 st.hf_pending.append((s.key, len(s) - 1, st.hf_train_index))
+
+    def _hf_lag(self, st: _State, pairs: list[re.Match[str]], step: float) -> float:
+        """The step of a train dict whose bar lags: a progress-bar counter is never put over a step the log
+        prints, and HF prints each dict's epoch (global step / steps per epoch)."""
+        epoch = next((p.group("v") for p in pairs if p.group("key") == "epoch"), None)
+        try:
+            ep = float(epoch) if epoch is not None else 0.0
+        except ValueError:
+            ep = 0.0
+        last, st.hf_last = st.hf_last, None
+        if ep <= 0:
+            return step
+        if last is not None and step <= last[0] and ep > last[1] and st.hf_spe > 0:
+            step = max(float(round(ep * st.hf_spe)), last[0] + 1)  # the bar did not move: the epoch says how far
+        else:
+            st.hf_spe = max(st.hf_spe, step / ep)
+        st.hf_last = (step, ep)
+        return step
 
     def _decide_hf_steps(self, st: _State) -> None:
         if st.hf_mode is not None:

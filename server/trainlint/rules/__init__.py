@@ -5,7 +5,7 @@ Docs pages (docs/rules/<ID>.md) and the tests that keep them in step read ``RULE
 
 from __future__ import annotations
 
-from . import compare, dataset, grad, loss_level, lr, nan, overfit, precision, run_level, timing
+from . import compare, dataset, grad, loss_level, lr, nan, overfit, precision, ranks, run_level, timing
 from .base import Check, Level, Rule
 
 CHECKS: tuple[Check, ...] = (
@@ -42,7 +42,7 @@ def _all_rules() -> dict[str, Rule]:
     for c in CHECKS:
         for r in c.rules:
             out[r.id] = r
-    for r in SUMMARY_RULES + run_level.POST_RULES + compare.RULES + dataset.RULES:
+    for r in SUMMARY_RULES + run_level.POST_RULES + compare.RULES + dataset.RULES + ranks.RULES:
         out[r.id] = r
     return out
 
