@@ -44,6 +44,8 @@ def reader_class(fmt: str) -> type[FormatReader]:
 HEAD_BYTES = 64 << 10
 TEXT_SNIFF_BYTES = 1 << 20
 _TEXT_SUFFIXES = {".py", ".md", ".txt", ".json", ".jsonl", ".csv", ".yaml", ".yml", ".log", ".rst", ".toml"}
+# Structured files and source are never read as text lines: a JSON document's "step": 6 is no counter.
+_NOT_GENERAL = {".json", ".jsonl", ".csv", ".tsv", ".yaml", ".yml", ".toml", ".py", ".md", ".rst", ".ipynb", ".html"}
 _COQUI_NAME = re.compile(r"^trainer_\d+_log\.txt$")
 # Names trainers give their stdout: read as text even before the first step is logged.
 _STDOUT_NAME = re.compile(r"^(train|training|log|main|output|out|stdout)\.(log|txt)$|^slurm-\d+\.out$")
@@ -88,7 +90,7 @@ def detect(path: str) -> Detection:
             more = (raw + f.read(TEXT_SNIFF_BYTES - HEAD_BYTES)).decode("utf-8", "replace")
             if _module("text_stdout").looks_like(more):
                 return Detection("text", "lines with a step and a loss")
-            if _module("general_text").sniff(more):
+            if suffix not in _NOT_GENERAL and _module("general_text").sniff(more):
                 return Detection("general", "lines with a counter and metric values (general text reader)")
     if _STDOUT_NAME.match(name):
         return Detection("text", "a trainer stdout file name")
@@ -120,7 +122,7 @@ def _detect_content(path: str, name: str, suffix: str, raw: bytes) -> Detection 
         return Detection("csv", "a header row and numeric rows")
     # The general reader: first where it reads a shape the stdout reader misreads (rank prefixes, tables,
     # `[N]`-counted pairs, boxes), last where it only sees a counter and metric pairs.
-    general = _module("general_text").sniff(head)
+    general = _module("general_text").sniff(head) if suffix not in _NOT_GENERAL else 0
     if general == 2:
         return Detection("general", "a table, box or counted metric lines (general text reader)")
     if _module("text_stdout").looks_like(head):
