@@ -218,6 +218,7 @@ def direction(name: str, role: Role | None = None) -> str:
     return "-"
 
 
+@lru_cache(maxsize=8192)
 def classify_metric(name: str, rl: bool = False) -> Classified:
     """``classify`` for the names the general text reader meets: ``valid_1's binary_logloss`` and
     ``valid-logloss`` are held-out losses, ``training's l2`` a train loss; in a reinforcement-learning log
@@ -225,6 +226,10 @@ def classify_metric(name: str, rl: bool = False) -> Classified:
     the value loss), not a supervised loss."""
     base = classify(name)
     tok = tokens(name)
+    if tok in (["learn"], ["test"], ["train"], ["training"], ["valid"], ["validation"], ["eval"], ["val"]) and not rl:
+        # a split's name alone is its loss: CatBoost's "learn: 0.31  test: 0.42", build-nanogpt's "train 3.05"
+        return Classified(Role.EVAL_LOSS if tok[0] in EVAL_TOKENS else Role.TRAIN_LOSS,
+                          Aggregation.EVAL if tok[0] in EVAL_TOKENS else Aggregation.UNSPECIFIED)
     if base.role in (Role.TRAIN_LOSS, Role.EVAL_LOSS):
         if rl:
             return Classified(Role.OTHER, Aggregation.UNSPECIFIED)

@@ -81,7 +81,14 @@ _TIME_CELL = re.compile(r"^\d{1,4}:\d{2}(?::\d{2})?(?:\.\d+)?$")
 _ABSENT_CELLS = {"#na#", "-", "--", "+", "*", "", "none", "None", "n/a", "N/A", "na"}
 # a header cell: words, none of them a number ("LOSS TOK2VEC", "ENTS_F", "#", "valid_acc")
 _HEADER_CELL = re.compile(r"^[A-Za-z_#%(][\w#%./()@-]{0,40}(?: [A-Za-z_#%(][\w#%./()@-]{0,40}){0,5}$")
+_HAS_NUMBER_WORD = re.compile(r"(?:^|[\s|:=])[-+]?\.?\d")  # a header has names only
 _RULE = re.compile(r"^[\s\-=+|:*~_\u2500-\u257f]{3,}$")
+# The numbers of a line as _TOK finds them (a number not glued to a word): the line's template is the rest.
+_NUMS = re.compile(r"(?<![\w#'./-])(?:[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?"
+                   r"|[-+]?(?:nan|NaN|NAN|inf|Inf|INF|Infinity|infinity)(?![A-Za-z]))")
+_LEAD_COUNTER = re.compile(r"^\[(?P<a>\d{1,3}(?:,\d{3}){1,4})\]\s|^(?P<b>\d{1,15}):(?=\s)")
+# Running totals and bests a trainer prints beside its measurements (CatBoost's best/total/remaining).
+_NOT_MEASURED = {"best", "total", "remaining", "eta", "elapsed", "left"}
 _BEST_ITER = re.compile(r"best iteration is:?\s*$|^early stopping, best iteration", re.I)
 _NAME_TOKEN = re.compile(r"[a-z0-9]+")
 
@@ -154,6 +161,7 @@ class Pair:
     raw: str
     frac: int | None
     delimited: bool  # written with ':' or '=' (or a bracket): not prose
+    at: int = -1     # where its number starts in the line
 
 
 @dataclass(slots=True)
@@ -170,13 +178,13 @@ def parse_pairs(body: str, strict: bool = True) -> Parsed:
     out = Parsed([])
     pos = 0
     first_seg = True
+    words: list[str] = []
+    delim = False
     for seg_m in _iter_segments(body):
-        seg = body[pos:seg_m]
+        seg, base = body[pos:seg_m], pos
         pos = seg_m
         if not seg.strip():
-            continue
-        words: list[str] = []
-        delim = False
+            continue  # a gap of blanks or a tab: "step     0/99999" keeps its key across it
         bracket = False
         seg_pairs: list[Pair] = []
         leftover = junk = False
@@ -208,7 +216,7 @@ def parse_pairs(body: str, strict: bool = True) -> Parsed:
                 marked = delim or bracket
                 if not marked and len(words) > 3:
                     junk = True  # "Saving model to the folder at step 3": prose ending in a number
-                seg_pairs.append(Pair(key, raw, int(frac[1:]) if frac else None, marked))
+                seg_pairs.append(Pair(key, raw, int(frac[1:]) if frac else None, marked, base + t.start()))
                 words, delim, leftover = [], False, False
             elif bracket and first_seg and not out.pairs and not seg_pairs and frac is None and _is_count(raw):
                 out.bracket = int(raw)
@@ -251,17 +259,13 @@ def _cells(line: str, pipe: bool) -> list[tuple[int, int, str]]:
     """(start, end, text) of each cell."""
     out: list[tuple[int, int, str]] = []
     if pipe:
-        start = 0
-        for i, ch in enumerate(line + "|"):
-            if ch == "|":
-                text = line[start:i]
-                st = text.strip()
-                if st or out or i < len(line):
-                    out.append((start, i, st))
-                start = i + 1
-        while out and out[0][2] == "" and line.lstrip().startswith("|"):
+        pos = 0
+        for part in line.split("|"):
+            st = part.strip()
+            out.append((pos, pos + len(part), st))
+            pos += len(part) + 1
+        if out and out[0][2] == "" and line.lstrip().startswith("|"):
             out.pop(0)
-            break
         if out and out[-1][2] == "" and line.rstrip().endswith("|"):
             out.pop()
         return out
@@ -355,6 +359,17 @@ def _align(cells: list[tuple[int, int, str]], spans: list[tuple[int, int]]):  # 
 
 
 # -- the reader ---------------------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    step: tuple[tuple[int, int | None], ...]   # (number index, its /total) of each step counter
+    epoch: tuple[int, int | None] | None
+    metrics: tuple[tuple[str, int, Locator], ...]  # (series name, number index, locator)
+    bracket: int | None
+    any_metric: bool
+    uncounted: bool
+    raws: list[str]
+
+
 @dataclass
 class _Counter:
     last_epoch: int | None = None
@@ -433,7 +448,8 @@ class GeneralTextReader(FormatReader):
             if row is not None:
                 self._table_row(row, n, st, rank)
                 return
-        if not stripped[0].isdigit() and ("  " in stripped or "|" in stripped or "\t" in stripped):
+        if (not stripped[0].isdigit() and ("  " in stripped or "|" in stripped or "\t" in stripped)
+                and not _HAS_NUMBER_WORD.search(stripped)):
             tab = header_of(stripped)
             if tab is not None and not any(":" in c or "=" in c for c in tab.names):
                 if not tab.pipe:  # spans as on the body (rows are split on the body too)
@@ -504,92 +520,147 @@ class GeneralTextReader(FormatReader):
 
     # -- key-value lines --------------------------------------------------------------------------------
     def _kv(self, body: str, n: int, st: _State, rank: int | None) -> None:
-        if _BEST_ITER.search(body):
+        if "est " in body and _BEST_ITER.search(body):
             st.skip_next_counter = True  # LightGBM repeats the best iteration's line after this
             return
-        p = parse_pairs(body)
-        if not p.pairs and p.bracket is None:
+        lead = _LEAD_COUNTER.match(body) if body[0] in "[0123456789" else None
+        text = body[lead.end():] if lead is not None else body  # River's "[1,000] LogLoss: 0.45", CatBoost's "12:"
+        nums = _NUMS.findall(text)
+        tpl = _NUMS.sub("\x00", text) if nums else text
+        cache = self._templates
+        plan = cache.get(tpl)
+        if plan is None:
+            plan, exact = self._plan(text)
+            if exact:
+                if len(cache) >= 4096:
+                    cache.clear()
+                cache[tpl] = plan
+            else:
+                nums = plan.raws
+        if plan.bracket is not None and not nums[plan.bracket].isdigit():
+            plan, _ = self._plan(text)  # the template's counter is a float on this line: parse it whole
+            nums = plan.raws if plan.raws else nums
+        bracket = (int((lead.group("a") or lead.group("b")).replace(",", "")) if lead is not None
+                   else int(nums[plan.bracket]) if plan.bracket is not None else None)
+        if not plan.metrics and bracket is None and plan.step is None and plan.epoch is None:
             return
         if st.skip_next_counter:
             st.skip_next_counter = False
-            if p.bracket is not None:
+            if bracket is not None:
                 return
-        step_c: Pair | None = None
-        epoch_c: Pair | None = None
-        metrics: list[Pair] = []
-        for pr in p.pairs:
-            kind = counter_kind(pr.key)
-            if kind == "step":
-                if step_c is None or _num(pr.raw) > _num(step_c.raw):
-                    step_c = pr
-            elif kind == "epoch":
-                epoch_c = epoch_c or pr
-            else:
-                metrics.append(pr)
+        step_raw = None
+        step_frac = None
+        for i, frac in plan.step:
+            if step_raw is None or _num(nums[i]) > _num(step_raw):
+                step_raw, step_frac = nums[i], frac
+        ep_raw = nums[plan.epoch[0]] if plan.epoch is not None else None
+        ep_frac = plan.epoch[1] if plan.epoch is not None else None
         step: float | None = None
         basis = "step"
-        if step_c is not None and _is_count(step_c.raw):
-            step = self._global_step(st, rank, epoch_c, step_c)
+        if step_raw is not None and _is_count(step_raw):
+            step = self._global_step(st, rank, ep_raw, step_raw, step_frac)
             st.fine_step[rank] = step
             basis = "epoch+iteration" if st.counters.get(rank, _Counter()).per_epoch else "step"
-        elif p.bracket is not None:
-            step = float(p.bracket)
+        elif bracket is not None:
+            step = float(bracket)
             st.fine_step[rank] = step
-        elif epoch_c is not None and _is_count(epoch_c.raw) and rank in st.fine_step:
+        elif ep_raw is not None and _is_count(ep_raw) and rank in st.fine_step:
             # epochs only when nothing finer is printed: Ignite's "Validation Results - Epoch: 1" comes after the
             # epoch's iterations and belongs to the last of them
             step = st.fine_step[rank]
-        elif epoch_c is not None and _is_count(epoch_c.raw):
-            step, basis = float(_num(epoch_c.raw)), "epoch"
-            if epoch_c.frac:
-                self.log.facts["planned_epochs"] = epoch_c.frac
-        if step is not None:
-            tot = step_c.frac if step_c is not None and step_c.frac else None
-            if tot and basis == "step":
-                self.log.facts["max_steps"] = tot
+        elif ep_raw is not None and _is_count(ep_raw):
+            step, basis = float(ep_raw), "epoch"
+            if ep_frac:
+                self.log.facts["planned_epochs"] = ep_frac
+        if step is not None and step_frac and basis == "step":
+            self.log.facts["max_steps"] = step_frac
         if step is None:
-            if not any(is_metric_name(pr.key) for pr in metrics):
+            if not plan.any_metric:
                 return
             prev = st.steps_by_rank.get(rank)
             if prev is None:
-                if not st.steps_by_rank and self._uncounted(metrics, st):
+                if not st.steps_by_rank and plan.uncounted:
                     # no counter anywhere yet: lines of two or more delimited metrics, one a loss, in file order
-                    self._emit(metrics, p, n, float(st.index), "index", rank)
+                    st.index += 1
+                    self._emit(plan, nums, n, float(st.index), "index", rank)
                 return
             step, basis = prev, st.basis
         else:
             st.steps_by_rank[rank] = step
             st.basis = basis
-            if not metrics:
+            if not plan.metrics:
                 return
-        self._emit(metrics, p, n, step, basis, rank)
+        self._emit(plan, nums, n, step, basis, rank)
 
-    def _emit(self, metrics: list[Pair], p: Parsed, n: int, step: float, basis: str, rank: int | None) -> None:
-        for pr in metrics:
-            key = pr.key
-            if p.context and not (name_tokens(key) & _SPLIT_WORDS):
-                name = f"{p.context}/{key}"
+    def _emit(self, plan: _Plan, nums: list[str], n: int, step: float, basis: str, rank: int | None) -> None:
+        for name, i, locator in plan.metrics:
+            self._point(name, nums[i], n, step, basis, rank, locator)
+
+    def _plan(self, text: str) -> tuple[_Plan, bool]:
+        """What a line of this template holds: which of its numbers are counters and which metrics (with their
+        series names), so lines that differ only in their numbers are parsed once (a log repeats a handful of
+        shapes millions of times). False when the two tokenizations disagree: then the plan carries the raws."""
+        p = parse_pairs(text)
+        spans = [m.start() for m in _NUMS.finditer(text)]
+        index = {a: i for i, a in enumerate(spans)}
+        exact = all(pr.at in index for pr in p.pairs)
+        raws: list[str] = []
+
+        def at(pr: Pair) -> int:
+            if exact:
+                return index[pr.at]
+            raws.append(pr.raw)
+            return len(raws) - 1
+
+        steps: list[tuple[int, int | None]] = []
+        epoch: tuple[int, int | None] | None = None
+        metrics: list[tuple[str, int, Locator]] = []
+        kept: list[Pair] = []
+        for pr in p.pairs:
+            if pr.key.lower() in _NOT_MEASURED:
+                continue
+            kind = counter_kind(pr.key)
+            if kind == "step":
+                steps.append((at(pr), pr.frac))
+            elif kind == "epoch":
+                if epoch is None:
+                    epoch = (at(pr), pr.frac)
             else:
-                name = key
-            self._point(name, pr.raw, n, step, basis, rank, key_locator(key))
+                kept.append(pr)
+                key = pr.key
+                name = f"{p.context}/{key}" if p.context and not (name_tokens(key) & _SPLIT_WORDS) else key
+                metrics.append((name, at(pr), key_locator(key)))
+        bracket = None
+        if p.bracket is not None:
+            if exact:
+                bracket = next((i for i, a in enumerate(spans) if text[a:].startswith(str(p.bracket))), None)
+                if bracket is None:
+                    exact = False
+            if not exact:
+                raws.append(str(p.bracket))
+                bracket = len(raws) - 1
+        any_metric = any(is_metric_name(pr.key) for pr in kept)
+        uncounted = (len(kept) >= 2 and all(pr.delimited for pr in kept) and any(
+            classify_metric(pr.key).role in (Role.TRAIN_LOSS, Role.EVAL_LOSS) and not classify_metric(pr.key).component
+            for pr in kept))
+        return _Plan(tuple(steps), epoch, tuple(metrics), bracket, any_metric, uncounted, raws), exact
 
-    def _uncounted(self, metrics: list[Pair], st: _State) -> bool:
-        if len(metrics) < 2 or not all(pr.delimited for pr in metrics):
-            return False
-        if not any(classify_metric(pr.key).role in (Role.TRAIN_LOSS, Role.EVAL_LOSS)
-                   and not classify_metric(pr.key).component for pr in metrics):
-            return False
-        st.index += 1
-        return True
+    @property
+    def _templates(self) -> dict[str, _Plan]:
+        cache = self.__dict__.get("_template_cache")
+        if cache is None:
+            cache = self.__dict__["_template_cache"] = {}
+        return cache
 
-    def _global_step(self, st: _State, rank: int | None, epoch_c: Pair | None, step_c: Pair) -> float:
+    def _global_step(self, st: _State, rank: int | None, ep_raw: str | None, it_raw: str,
+                     it_frac: int | None) -> float:
         """The iteration, laid end to end over epochs when it starts again each epoch (Ignite's
         ``Iteration[i/I]`` under ``Epoch[e/E]``, ``Epoch 2 Batch 50/100``)."""
-        it = int(_num(step_c.raw))
-        if epoch_c is None or not _is_count(epoch_c.raw):
+        it = int(it_raw)
+        if ep_raw is None or not _is_count(ep_raw):
             return float(it)
-        ep = int(_num(epoch_c.raw))
-        if step_c.frac:
+        ep = int(ep_raw)
+        if it_frac:
             st.epoch_and_iteration = True
         c = st.counters.setdefault(rank, _Counter())
         if c.first_epoch is None:
@@ -597,9 +668,9 @@ class GeneralTextReader(FormatReader):
         if c.per_epoch is None and c.last_epoch is not None and ep > c.last_epoch:
             c.per_epoch = c.last_iter is not None and it <= c.last_iter
             if c.per_epoch:
-                c.epoch_len = step_c.frac or (c.max_iter + (1 if c.min_iter == 0 else 0))
-        if c.per_epoch and step_c.frac:
-            c.epoch_len = step_c.frac
+                c.epoch_len = it_frac or (c.max_iter + (1 if c.min_iter == 0 else 0))
+        if c.per_epoch and it_frac:
+            c.epoch_len = it_frac
         c.last_epoch, c.last_iter = ep, it
         c.max_iter = max(c.max_iter, it)
         c.min_iter = it if c.min_iter is None else min(c.min_iter, it)
