@@ -291,3 +291,24 @@ def test_gallery_run_read_and_judged_as_labelled(run: Path) -> None:
                    for i in range(len(x)) if step is not None and x.steps[i] in (step, step - 1)}
         assert onset.get("line") in lines or onset.get("line") in s_lines or lines & s_lines, (
             onset, [(f.id, f.location.line) for f in bad])
+
+
+def test_add_scalars_folders_name_the_split(tmp_path: Path) -> None:
+    """SummaryWriter.add_scalars("loss", {"train": …, "val": …}) writes loss_train/ and loss_val/ sub-writers."""
+    pytest.importorskip("tensorboard")
+    from tbwrite import scalar_event, write
+    from trainlint.discovery import discover
+
+    run = tmp_path / "runs" / "exp1"
+    (run / "loss_train").mkdir(parents=True)
+    (run / "loss_val").mkdir()
+    write(str(run), [scalar_event(s, "lr", 1e-3) for s in range(0, 40)])
+    write(str(run / "loss_train"), [scalar_event(s, "loss", 2.0 - s / 40) for s in range(0, 40)])
+    write(str(run / "loss_val"), [scalar_event(s, "loss", 1.5 + (s - 10) ** 2 / 100) for s in range(0, 40, 2)])
+    found = discover(str(tmp_path))
+    assert [f.path for f in found.found] == [str(run)]
+    log = read(str(run))
+    roles = {s.name: s.role for s in log.series.values()}
+    assert roles == {"lr": Role.LR, "loss_train/loss": Role.TRAIN_LOSS, "loss_val/loss": Role.EVAL_LOSS}
+    rep = judge_path(str(run), now=1e12)
+    assert {f.id for f in rep.findings if f.level.value in ("WARN", "FAIL")} & {"TP-OVERFIT", "TL-HELDOUT-RISE"}

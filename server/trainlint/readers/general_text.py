@@ -32,7 +32,7 @@ from functools import lru_cache
 
 from ..lines import MAX_MATCH_LINE, split_lines
 from ..model import NUMBER_RE, Locator, LogFile, Role, parse_number
-from ..roles import RoleMap, classify_metric
+from ..roles import Classified, RoleMap, classify_metric
 from .base import FormatReader
 
 _NUM = r"(?:" + NUMBER_RE + r")"
@@ -89,6 +89,7 @@ _NUMS = re.compile(r"(?<![\w#'./-])(?:[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d
 _LEAD_COUNTER = re.compile(r"^\[(?P<a>\d{1,3}(?:,\d{3}){1,4})\]\s|^(?P<b>\d{1,15}):(?=\s)")
 # Running totals and bests a trainer prints beside its measurements (CatBoost's best/total/remaining).
 _NOT_MEASURED = {"best", "total", "remaining", "eta", "elapsed", "left"}
+_RL_NAMES = frozenset({"reward", "rew", "timesteps", "episode", "rollout"})
 _BEST_ITER = re.compile(r"best iteration is:?\s*$|^early stopping, best iteration", re.I)
 _NAME_TOKEN = re.compile(r"[a-z0-9]+")
 
@@ -253,6 +254,7 @@ class _Table:
     step_col: int | None
     basis: str
     rows: int = 0
+    measured: list[bool] = field(default_factory=list)  # per column: a measurement (not a counter)
 
 
 def _cells(line: str, pipe: bool) -> list[tuple[int, int, str]]:
@@ -300,7 +302,9 @@ def header_of(line: str) -> _Table | None:
             epoch_col = i
     col, basis = (step_col, "step") if step_col is not None else (epoch_col, "epoch") if epoch_col is not None \
         else (None, "row")
-    return _Table(names, [(c[0], c[1]) for c in cells], pipe, col, basis)
+    measured = [i != col and counter_kind(n.lower()) is None and n.lower() not in _TABLE_EPOCH
+                for i, n in enumerate(names)]
+    return _Table(names, [(c[0], c[1]) for c in cells], pipe, col, basis, 0, measured)
 
 
 def _cell_value(text: str) -> float | str | None:
@@ -318,6 +322,22 @@ def row_of(line: str, tab: _Table) -> list[tuple[int, float | None]] | None:
     """The row's values by column, or None when the line is not a row of this table."""
     if len(line) > 4000:
         return None
+    if not tab.pipe:
+        words = line.split()
+        if len(words) == len(tab.names):  # the common case: one value under each name
+            vals: list[tuple[int, float | None]] = []
+            numeric = 0
+            for i, w in enumerate(words):
+                try:
+                    v: float | str | None = float(w)
+                except ValueError:
+                    v = _cell_value(w)
+                    if v == "bad":
+                        return None
+                if v is not None:
+                    numeric += 1
+                vals.append((i, v))  # type: ignore[arg-type]
+            return vals if numeric >= max(1, (len(tab.names) + 1) // 2) else None
     cells = _cells(line, True) if tab.pipe else _words_of(line)
     if tab.pipe and len(cells) != len(tab.names):
         return None
@@ -502,21 +522,18 @@ class GeneralTextReader(FormatReader):
         tab = st.table
         assert tab is not None
         tab.rows += 1
-        values = dict(row)
         if tab.step_col is not None:
-            v = values.get(tab.step_col)
+            v = next((v for i, v in row if i == tab.step_col), None)
             if v is None:
                 return
             step = float(v)
         else:
             step = float(tab.rows)
+        measured = tab.measured
         for i, v in row:
-            if i == tab.step_col or v is None:
+            if v is None or not measured[i]:
                 continue
-            name = tab.names[i]
-            if counter_kind(name.lower()) is not None or name.lower() in _TABLE_EPOCH:
-                continue
-            self._value(name, v, n, step, tab.basis, rank, VALUE_LOCATOR)
+            self._value(tab.names[i], v, n, step, tab.basis, rank, VALUE_LOCATOR)
 
     # -- key-value lines --------------------------------------------------------------------------------
     def _kv(self, body: str, n: int, st: _State, rank: int | None) -> None:
@@ -646,6 +663,14 @@ class GeneralTextReader(FormatReader):
         return _Plan(tuple(steps), epoch, tuple(metrics), bracket, any_metric, uncounted, raws), exact
 
     @property
+    def _names(self) -> dict[tuple[str, int | None, bool], tuple[str, Classified]]:
+        """(name, rank, RL log) -> (series name, role): pure, kept for the reader's life."""
+        cache = self.__dict__.get("_name_cache")
+        if cache is None:
+            cache = self.__dict__["_name_cache"] = {}
+        return cache
+
+    @property
     def _templates(self) -> dict[str, _Plan]:
         cache = self.__dict__.get("_template_cache")
         if cache is None:
@@ -689,11 +714,15 @@ class GeneralTextReader(FormatReader):
 
     def _value(self, name: str, value: float, line: int, step: float, basis: str, rank: int | None,
                locator: Locator) -> None:
-        if not self.state.rl and name_tokens(name) & {"reward", "rew", "timesteps", "episode", "rollout"}:
-            self.state.rl = True
-        default = classify_metric(name, rl=self.state.rl)
-        full = name if rank is None else f"rank{rank}/{name}"
-        s = self.series(full, default, locator=locator, step_basis=basis)
+        st = self.state
+        if not st.rl and name_tokens(name) & _RL_NAMES:
+            st.rl = True
+        names = self._names
+        got = names.get((name, rank, st.rl))
+        if got is None:
+            got = names[(name, rank, st.rl)] = (name if rank is None else f"rank{rank}/{name}",
+                                                classify_metric(name, rl=st.rl))
+        s = self.series(got[0], got[1], locator=locator, step_basis=basis)
         if basis == "epoch+iteration" and s.step_basis == "step":
             s.step_basis = basis  # the iteration was seen to start again with the second epoch
         s.append(step, value, line)
