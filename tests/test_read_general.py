@@ -312,3 +312,24 @@ def test_add_scalars_folders_name_the_split(tmp_path: Path) -> None:
     assert roles == {"lr": Role.LR, "loss_train/loss": Role.TRAIN_LOSS, "loss_val/loss": Role.EVAL_LOSS}
     rep = judge_path(str(run), now=1e12)
     assert {f.id for f in rep.findings if f.level.value in ("WARN", "FAIL")} & {"TP-OVERFIT", "TL-HELDOUT-RISE"}
+
+
+def test_one_log_per_rank_is_one_run(tmp_path: Path) -> None:
+    """logs/rank_0.log, rank_1.log, rank_2.log: a NaN on rank 1 alone is found in its file; rank 2 stopping early
+    and rank 1 lagging are named in theirs (each file judged once, its peers read from their tails)."""
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    for r in (0, 1, 2):
+        rows = []
+        for s in range(1, 41 if r != 2 else 21):
+            loss = "nan" if (r == 1 and s == 30) else f"{3 - s / 20:.3f}"
+            rows.append(f"step: {s}, loss: {loss}, step_time: {100 + (80 if r == 1 else 0) + s % 3}\n")
+        (logs / f"rank_{r}.log").write_text("".join(rows))
+    got = {}
+    for r in (0, 1, 2):
+        p = logs / f"rank_{r}.log"
+        _, got[r] = _findings(p)
+    bad = {r: {(i, line) for i, lv, line in f if lv in ("FAIL", "WARN")} for r, f in got.items()}
+    assert bad[0] == set()
+    assert ("TP-NAN", 30) in bad[1] and ("TL-RANK-STRAGGLER", 1) in bad[1]
+    assert bad[2] == {("TL-RANK-STOPPED", 20)}

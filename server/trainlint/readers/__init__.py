@@ -179,3 +179,19 @@ def read(path: str, fmt: str | None = None, roles: RoleMap | None = None) -> Log
     src = open_source(path, fmt, roles)
     src.update()
     return src.log
+
+
+def read_tail(path: str, fmt: str, nbytes: int) -> LogFile:
+    """The series of the last ``nbytes`` of a text log (from its first complete line there): the last steps of a
+    per-rank log's peers, without reading them whole."""
+    with open_regular(path) as f:
+        size = os.fstat(f.fileno()).st_size
+        f.seek(max(0, size - nbytes))
+        data = f.read(nbytes)
+    if size > nbytes:
+        data = data[data.find(b"\n") + 1:]
+    log = LogFile(path=path, format=fmt)
+    reader = reader_class(fmt)(log)
+    reader.scan(data.decode("utf-8", "replace"), 1)
+    reader.finish()
+    return log

@@ -9,11 +9,12 @@ show is judged here: a rank whose log stops while the others go on, and a rank w
 from __future__ import annotations
 
 import itertools
+import os
 import re
 import statistics
 from collections import defaultdict
 
-from ..model import Role, Series
+from ..model import Location, Role, Series
 from .base import Context, Evidence, Finding, Level, Ratio, Related, Rule, Step, finite, is_live
 
 TL_RANK_STOPPED = Rule("TL-RANK-STOPPED", Level.WARN, "ranks", "A rank's log stops before the other ranks'")
@@ -35,8 +36,15 @@ def by_rank(series: list[Series]) -> dict[str, dict[int, Series]]:
     return {k: v for k, v in out.items() if len(v) >= 2}
 
 
+# One log per rank: logs/rank_0.log, rank-1.txt, node-2.log, worker3.out (the number names the rank).
+_RANK_FILE = re.compile(r"^(?P<pre>.*?(?:rank|node|worker|proc)[_-]?)(?P<r>\d{1,5})(?P<post>\D[^/]*)?$", re.I)
+PEER_TAIL_BYTES = 256 << 10  # the peers of a per-rank log are read from their last 256 KB: their last steps
+
+
 def check_ranks(ctx: Context) -> list[Finding]:
     groups = by_rank(list(ctx.log.series.values()))
+    if not groups:
+        groups = _peer_groups(ctx)
     if not groups:
         return []
     out: list[Finding] = []
@@ -58,8 +66,9 @@ def _stopped(ctx: Context, groups: dict[str, dict[int, Series]]) -> list[Finding
     interval = statistics.median(gaps)
     span = steps[-1] - steps[0]
     out = []
+    only = ctx.facts.get("_rank_self")
     for r, s in sorted(group.items()):
-        if r == lead_rank:
+        if r == lead_rank or (only is not None and r != only):
             continue
         gap = lead.steps[-1] - s.steps[-1]
         if gap <= ctx.th.rank_stopped_intervals * interval or gap <= 0.05 * span:
@@ -73,8 +82,9 @@ def _stopped(ctx: Context, groups: dict[str, dict[int, Series]]) -> list[Finding
                     Evidence(values, "{series}: rank {rank} last logged step {last}; rank {lead_rank} went on to "
                                      "step {lead_last} ({intervals} logging intervals later)"),
                     ctx.point(s, i), s.label, s.key, marks={i: "last"})
-        f.related.append(Related("other-rank", ctx.point(lead, len(lead) - 1),
-                                 f"rank {lead_rank}'s last point, step {lead.steps[-1]:g}"))
+        peer = ctx.facts.get("_rank_paths", {}).get(lead_rank)  # another rank's file: its line is not known here
+        where = Location(peer, None) if peer is not None else ctx.point(lead, len(lead) - 1)
+        f.related.append(Related("other-rank", where, f"rank {lead_rank}'s last point, step {lead.steps[-1]:g}"))
         out.append(f)
     return out
 
@@ -93,6 +103,8 @@ def _stragglers(ctx: Context, groups: dict[str, dict[int, Series]]) -> list[Find
         if len(medians) < 2:
             continue
         for r, m in sorted(medians.items()):
+            if ctx.facts.get("_rank_self") is not None and r != ctx.facts["_rank_self"]:
+                continue
             others = statistics.median([v for k, v in medians.items() if k != r])
             if others <= 0 or m <= th.rank_straggler_ratio * others:
                 continue
@@ -109,3 +121,46 @@ def _stragglers(ctx: Context, groups: dict[str, dict[int, Series]]) -> list[Find
                                  "the other {ranks} rank(s) (threshold {threshold}); first over it at step {step}"),
                 ctx.point(s, i), s.label, s.key, marks={i: "straggler"}))
     return out
+
+
+def _peer_groups(ctx: Context) -> dict[str, dict[int, Series]]:
+    """For a per-rank log file (``rank_1.log``), its series beside those of the other ranks' files in its folder,
+    each peer read from its tail: a finding of this file names this rank only (each file is judged once)."""
+    path = ctx.log.path
+    if os.path.isdir(path) or ctx.log.format not in ("text", "general"):
+        return {}
+    folder, name = os.path.split(path)
+    m = _RANK_FILE.match(name)
+    if m is None:
+        return {}
+    me = int(m.group("r"))
+    peers: dict[int, str] = {}
+    try:
+        names = os.listdir(folder or ".")
+    except OSError:
+        return {}
+    for other in names:
+        om = _RANK_FILE.match(other)
+        if (om is None or other == name or om.group("pre") != m.group("pre")
+                or (om.group("post") or "") != (m.group("post") or "")):
+            continue
+        peers[int(om.group("r"))] = os.path.join(folder, other)
+    if not peers:
+        return {}
+    from ..readers import read_tail  # rules read peers through the readers like everything else
+
+    out: dict[str, dict[int, Series]] = defaultdict(dict)
+    for s in ctx.log.series.values():
+        if len(s):
+            out[s.name][me] = s
+    for r, p in sorted(peers.items())[:64]:
+        try:
+            log = read_tail(p, ctx.log.format, PEER_TAIL_BYTES)
+        except (OSError, ValueError):
+            continue
+        for s in log.series.values():
+            if len(s) and s.name in out:
+                out[s.name][r] = s
+    ctx.facts["_rank_self"] = me
+    ctx.facts["_rank_paths"] = peers
+    return {k: v for k, v in out.items() if len(v) >= 2}
