@@ -333,3 +333,11 @@ def test_one_log_per_rank_is_one_run(tmp_path: Path) -> None:
     assert bad[0] == set()
     assert ("TP-NAN", 30) in bad[1] and ("TL-RANK-STRAGGLER", 1) in bad[1]
     assert bad[2] == {("TL-RANK-STOPPED", 20)}
+
+
+def test_events_under_rank_prefixes(tmp_path: Path) -> None:
+    text = ("[rank0]: step 1/10 | train loss 4.2\n[rank1]: step 1/10 | train loss 4.3\n"
+            "[rank1]: Traceback (most recent call last):\n[rank1]: torch.OutOfMemoryError: CUDA out of memory.\n")
+    _, log = _log(tmp_path, text)
+    assert [(e.kind.value, e.line, e.step) for e in log.events] == [("traceback", 3, 1.0), ("interrupted", 4, 1.0)]
+    assert "rank 1" in log.events[0].text

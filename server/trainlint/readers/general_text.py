@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from ..lines import MAX_MATCH_LINE, split_lines
-from ..model import NUMBER_RE, Locator, LogFile, Role, parse_number
+from ..model import NUMBER_RE, Event, EventKind, Locator, LogFile, Role, parse_number
 from ..roles import Classified, RoleMap, classify_metric
 from .base import FormatReader
 
@@ -89,6 +89,9 @@ _NUMS = re.compile(r"(?<![\w#'./-])(?:[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d
 _LEAD_COUNTER = re.compile(r"^\[(?P<a>\d{1,3}(?:,\d{3}){1,4})\]\s|^(?P<b>\d{1,15}):(?=\s)")
 # Running totals and bests a trainer prints beside its measurements (CatBoost's best/total/remaining).
 _NOT_MEASURED = {"best", "total", "remaining", "eta", "elapsed", "left"}
+# The same words the stdout reader watches for (text_stdout.py): the end of a run that did not end well.
+_OVERFLOW = re.compile(r"OVERFLOW! Skipping step|Skipping step\. Attempted loss scale", re.I)
+_KILLED = re.compile(r"CANCELLED AT|DUE TO TIME LIMIT|Killed|KeyboardInterrupt|out of memory", re.I)
 _RL_NAMES = frozenset({"reward", "rew", "timesteps", "episode", "rollout"})
 _BEST_ITER = re.compile(r"best iteration is:?\s*$|^early stopping, best iteration", re.I)
 _NAME_TOKEN = re.compile(r"[a-z0-9]+")
@@ -450,6 +453,9 @@ class GeneralTextReader(FormatReader):
             return
         if rank is not None:
             self.log.facts["ranks"] = max(int(self.log.facts.get("ranks", 0)), rank + 1)
+        if (stripped[0] in "TKOCDSs" or "OVERFLOW" in stripped or "out of memory" in stripped) and self._event(
+                stripped, n, st, rank):
+            return
         # SB3 boxes: "| rollout/ep_rew_mean | 21.3 |" lines between rules
         if stripped[0] == "|" and stripped[-1] == "|" and stripped.count("|") == 3:
             self._box_line(stripped, n, st)
@@ -478,6 +484,21 @@ class GeneralTextReader(FormatReader):
                 st.table = tab
                 return
         self._kv(stripped, n, st, rank)
+
+    def _event(self, line: str, n: int, st: _State, rank: int | None) -> bool:
+        """What the run-end and precision rules read: a traceback, a kill, a skipped (overflowed) step."""
+        step = st.steps_by_rank.get(rank)
+        who = f"rank {rank}: " if rank is not None else ""
+        if line.startswith("Traceback (most recent call last):"):
+            self.log.events.append(Event(EventKind.TRACEBACK, step, n, who + line))
+            return True
+        if _OVERFLOW.search(line):
+            self.log.facts["skipped_steps"] = int(self.log.facts.get("skipped_steps", 0)) + 1
+            self.log.events.append(Event(EventKind.SKIPPED_STEP, step, n, (who + line)[:200]))
+            return True
+        if step is not None and _KILLED.search(line):
+            self.log.events.append(Event(EventKind.INTERRUPTED, step, n, (who + line)[:200]))
+        return False
 
     # -- boxes ------------------------------------------------------------------------------------------
     def _box_line(self, line: str, n: int, st: _State) -> None:
@@ -766,11 +787,14 @@ def sniff(head: str) -> int:
     reader = GeneralTextReader(LogFile(path="", format="general"))
     lines = head.splitlines()[:5000]
     weak = False
+    ranks: set[int] = set()
     for raw in lines:
         line = clean(raw[:4096])
         body, rank = strip_prefix(line)
         if rank is not None and metric_line(body):
-            return 2
+            ranks.add(rank)
+            if len(ranks) >= 2:  # torchrun's [rank0]: / [rank1]: (DeepSpeed's lone "[Rank 0] [deepspeed]" is not)
+                return 2
     reader.scan("\n".join(x[:4096] for x in lines), 1)
     log = reader.log
     if any(len(s) for s in log.series.values()):
