@@ -51,9 +51,15 @@ gallery:
 	  || echo "nanoGPT could not be cloned: its runs are skipped"
 	test -x $(GALLERY_VENV)/bin/python || $(PYTHON) -m venv $(GALLERY_VENV)
 	$(GALLERY_VENV)/bin/pip install --quiet torch==2.13.0
-	$(GALLERY_VENV)/bin/pip install --quiet transformers accelerate lightning keras mlflow dvclive wandb \
-	  tensorflow-cpu tensorboard trl datasets torchtune "torchao<0.14" sentencepiece
+	$(GALLERY_VENV)/bin/pip install --quiet torch==2.13.0 transformers accelerate lightning keras mlflow dvclive wandb \
+	  tensorflow-cpu tensorboard trl datasets torchtune "torchao<0.14" sentencepiece \
+	  fastai skorch pytorch-ignite spacy xgboost lightgbm scikit-learn stable-baselines3 gymnasium tensorboardX \
+	  catboost river
+	# fastai pulls torchvision, whose PyPI wheel does not load with the CPU torch ("operator torchvision::nms does not
+	# exist") and transformers imports it when present: removed (no gallery run needs it)
+	$(GALLERY_VENV)/bin/pip uninstall --quiet -y torchvision
 	GALLERY_PYTHON=$(GALLERY_VENV)/bin/python NANOGPT_DIR=$(NANOGPT_DIR) $(PY) fixtures/live/make_gallery.py
+	GALLERY_PYTHON=$(GALLERY_VENV)/bin/python $(PY) fixtures/live/make_frameworks.py
 
 bench: $(STAMP)
 	$(PY) bench/run.py
