@@ -17,6 +17,7 @@ step (config dumps, printed source code) are not read as measurements.
 from __future__ import annotations
 
 import contextlib
+import math
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -111,6 +112,7 @@ class _State:
     # not redraw between two dicts (tqdm redraws at most every 0.1 s) lags, and the dict's epoch gives its step
     hf_last: tuple[float, float] | None = None
     hf_spe: float = 0.0
+    hf_epochs: list[tuple[float, float, float]] = field(default_factory=list)  # (epoch low, high, bar) of recent dicts
     # the text a bar's postfix last showed for each key: a repeated display is not a new measurement
     shown: dict[str, str] = field(default_factory=dict)
 
@@ -345,8 +347,7 @@ class TextStdoutReader(FormatReader):
             self._decide_hf_steps(st)
         if st.hf_mode != "index" and st.bar_step is not None:
             step, basis = st.bar_step, "progress-bar"
-            if not is_eval:
-                step = self._hf_lag(st, pairs, step)
+            step = self._hf_lag(st, pairs, step, is_eval)
         else:
             step, basis = float(st.hf_train_index), "index"
         st.step = step
@@ -358,22 +359,42 @@ class TextStdoutReader(FormatReader):
             if s is not None and st.hf_mode is None and basis == "progress-bar":
                 st.hf_pending.append((s.key, len(s) - 1, st.hf_train_index))
 
-    def _hf_lag(self, st: _State, pairs: list[re.Match[str]], step: float) -> float:
-        """The step of a train dict whose bar lags: a progress-bar counter is never put over a step the log
-        prints, and HF prints each dict's epoch (global step / steps per epoch)."""
-        epoch = next((p.group("v") for p in pairs if p.group("key") == "epoch"), None)
+    def _hf_lag(self, st: _State, pairs: list[re.Match[str]], step: float, is_eval: bool = False) -> float:
+        """The step of a dict whose bar lags (tqdm redraws at most every 0.1 s, so the position printed before a dict
+        is often a few steps behind it): a progress-bar counter is never put over what the log prints, and HF
+        prints each dict's epoch, global step / steps per epoch. The steps per epoch are the smallest whole number
+        that makes every epoch printed so far a whole step (within its printed digits) and no step behind its bar;
+        the epoch then gives the step when its digits pin it to one."""
+        m = next((p for p in pairs if p.group("key") == "epoch"), None)
+        epoch = m.group("v") if m is not None else None
         try:
             ep = float(epoch) if epoch is not None else 0.0
         except ValueError:
             ep = 0.0
-        last, st.hf_last = st.hf_last, None
-        if ep <= 0:
+        if ep <= 0 or epoch is None or m is None or st.hf_spe < 0:
             return step
-        if last is not None and step <= last[0] and ep > last[1] and st.hf_spe > 0:
-            step = max(float(round(ep * st.hf_spe)), last[0] + 1)  # the bar did not move: the epoch says how far
-        else:
-            st.hf_spe = max(st.hf_spe, step / ep)
-        st.hf_last = (step, ep)
+        if m.group(0).endswith("'"):  # 5.x quotes its values, formatted to 4 significant digits ('2.5' is 2.500)
+            half = 0.5 * 10.0 ** (math.floor(math.log10(ep)) - 3) + 1e-12
+        else:  # 4.x prints the float as rounded: its decimals are its precision
+            half = 0.5 * 10.0 ** -(len(epoch.split(".")[1]) if "." in epoch else 0) + 1e-12
+        st.hf_epochs.append((ep - half, ep + half, step))
+        del st.hf_epochs[:-16]
+        spe = max(1, int(st.hf_spe))
+        limit = max(st.bar_total, 1) * 4 + 64
+        while spe <= limit and not all(math.floor(hi * spe) >= max(math.ceil(lo * spe), bar)
+                                       for lo, hi, bar in st.hf_epochs):
+            spe += 1
+        if spe > limit:
+            st.hf_spe = -1.0  # no whole number fits: the epochs are not global step / steps per epoch
+            return step
+        st.hf_spe = float(spe)
+        if 2 * half * spe < 1:
+            step = max(step, float(round(ep * spe)))
+        last = st.hf_last
+        if not is_eval:
+            if last is not None and step <= last[0] and ep > last[1]:
+                step = last[0] + 1  # the epoch's digits do not pin the step, and the bar did not move
+            st.hf_last = (step, ep)
         return step
 
     def _decide_hf_steps(self, st: _State) -> None:
