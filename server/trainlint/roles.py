@@ -230,6 +230,10 @@ def classify_metric(name: str, rl: bool = False) -> Classified:
         # a split's name alone is its loss: CatBoost's "learn: 0.31  test: 0.42", build-nanogpt's "train 3.05"
         return Classified(Role.EVAL_LOSS if tok[0] in EVAL_TOKENS else Role.TRAIN_LOSS,
                           Aggregation.EVAL if tok[0] in EVAL_TOKENS else Aggregation.UNSPECIFIED)
+    if tok in (["ms"], ["s"], ["sec"], ["secs"], ["us"], ["time", "ms"], ["step", "ms"], ["iter", "ms"], ["dt", "ms"]):
+        return Classified(Role.STEP_TIME, Aggregation.UNSPECIFIED)  # llm.c-style "(48.14 ms | data 0.82 ms)"
+    if len(tok) == 2 and tok[0] in ("data", "dataloader", "loader", "load") and tok[1] in ("ms", "s", "time"):
+        return Classified(Role.LOADER_TIME, Aggregation.UNSPECIFIED)
     if base.role in (Role.TRAIN_LOSS, Role.EVAL_LOSS):
         if rl:
             return Classified(Role.OTHER, Aggregation.UNSPECIFIED)

@@ -92,6 +92,7 @@ _NOT_MEASURED = {"best", "total", "remaining", "eta", "elapsed", "left"}
 # The same words the stdout reader watches for (text_stdout.py): the end of a run that did not end well.
 _OVERFLOW = re.compile(r"OVERFLOW! Skipping step|Skipping step\. Attempted loss scale", re.I)
 _KILLED = re.compile(r"CANCELLED AT|DUE TO TIME LIMIT|Killed|KeyboardInterrupt|out of memory", re.I)
+_TIME_UNITS = {"ms", "s", "sec", "secs", "us"}
 _RL_NAMES = frozenset({"reward", "rew", "timesteps", "episode", "rollout"})
 _BEST_ITER = re.compile(r"best iteration is:?\s*$|^early stopping, best iteration", re.I)
 _NAME_TOKEN = re.compile(r"[a-z0-9]+")
@@ -190,16 +191,26 @@ def parse_pairs(body: str, strict: bool = True) -> Parsed:
         if not seg.strip():
             continue  # a gap of blanks or a tab: "step     0/99999" keeps its key across it
         bracket = False
+        last_num: tuple[str, Pair | None, int] | None = None  # the number just read, for a unit word after it
         seg_pairs: list[Pair] = []
         leftover = junk = False
         for t in _TOK.finditer(seg):
             kind = t.lastgroup
             if kind == "word":
                 w = t.group("word")
+                if not words and w in _TIME_UNITS and last_num is not None:
+                    # "(48.14 ms | data 0.82 ms)": a unit after a number names it (llm.c-style timings)
+                    if last_num[1] is None:
+                        seg_pairs.append(Pair(w, last_num[0], None, True, last_num[2]))
+                    else:
+                        last_num[1].key = f"{last_num[1].key} {w}"
+                    last_num = None
+                    continue
                 if delim and words:  # "loss: x" ended the key: a new word starts a new key
                     words, delim = [], False
                 words.append(w)
                 leftover = True
+                last_num = None
                 continue
             if kind == "sep":
                 ch = t.group("sep")
@@ -220,14 +231,18 @@ def parse_pairs(body: str, strict: bool = True) -> Parsed:
                 marked = delim or bracket
                 if not marked and len(words) > 3:
                     junk = True  # "Saving model to the folder at step 3": prose ending in a number
-                seg_pairs.append(Pair(key, raw, int(frac[1:]) if frac else None, marked, base + t.start()))
+                pair = Pair(key, raw, int(frac[1:]) if frac else None, marked, base + t.start())
+                seg_pairs.append(pair)
                 words, delim, leftover = [], False, False
+                last_num = (raw, pair, base + t.start()) if unit is None and frac is None else None
             elif bracket and first_seg and not out.pairs and not seg_pairs and frac is None and _is_count(raw):
                 out.bracket = int(raw)
             elif frac and first_seg and not out.pairs and not seg_pairs and _is_count(raw) and unit is None:
                 out.progress = (int(raw), int(frac[1:]))
             else:
                 leftover = leftover or unit is None
+                if unit is None and frac is None:
+                    last_num = (raw, None, base + t.start())
             bracket = False
         if seg_pairs:
             if (leftover or junk) and strict:  # prose: "Epoch 3 took 12.5 seconds" keeps only what ':' or '=' delimited
@@ -423,6 +438,9 @@ class _State:
 @lru_cache(maxsize=2048)
 def key_locator(key: str) -> Locator:
     words = [re.escape(w) for w in key.split(" ")]
+    if key.split(" ")[-1] in _TIME_UNITS:  # "48.14 ms", "data 0.82 ms": the unit after the value
+        head = r"\s{1,8}".join(words[:-1]) + r"\s{1,8}" if len(words) > 1 else r"(?<![\w.])"
+        return Locator.compile(head + r"(?P<v>" + _NUM + r")\s{0,8}" + words[-1] + r"\b")
     return Locator.compile(r"(?<![\w'])" + r"\s{1,8}".join(words) + r"['\"]?\s{0,8}[:=]?\s{0,8}['\"]?\[?(?P<v>"
                            + _NUM + r")")
 

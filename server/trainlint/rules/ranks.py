@@ -92,8 +92,10 @@ def _stopped(ctx: Context, groups: dict[str, dict[int, Series]]) -> list[Finding
 def _stragglers(ctx: Context, groups: dict[str, dict[int, Series]]) -> list[Finding]:
     th = ctx.th
     out = []
+    step_median = _median_of_role(groups, Role.STEP_TIME)
     for group in groups.values():
-        if next(iter(group.values())).role != Role.STEP_TIME:
+        role = next(iter(group.values())).role
+        if role not in (Role.STEP_TIME, Role.LOADER_TIME):
             continue
         medians: dict[int, float] = {}
         for r, s in group.items():
@@ -108,17 +110,22 @@ def _stragglers(ctx: Context, groups: dict[str, dict[int, Series]]) -> list[Find
             others = statistics.median([v for k, v in medians.items() if k != r])
             if others <= 0 or m <= th.rank_straggler_ratio * others:
                 continue
+            if role == Role.LOADER_TIME and (step_median is None or m - others < 0.1 * step_median):
+                continue  # a rank's own data loading lags (the others wait in the step); a negligible share is noise
             s = group[r]
             idx, vals = finite(s)
-            i = next((j for j, v in zip(idx, vals, strict=False) if v > th.rank_straggler_ratio * others), idx[-1])
-            values = {"series": s.label, "rank": r, "median": m, "others": others, "ratio": Ratio(m / others),
-                      "threshold": th.rank_straggler_ratio, "ranks": len(medians) - 1, "step": Step(s.steps[i])}
+            i = _lag_start(idx, vals, th.rank_straggler_ratio * others)
+            what = "data loading" if role == Role.LOADER_TIME else "step time"
+            values = {"series": s.label, "rank": r, "what": what, "median": m, "others": others,
+                      "ratio": Ratio(m / others), "threshold": th.rank_straggler_ratio, "ranks": len(medians) - 1,
+                      "step": Step(s.steps[i])}
             out.append(Finding(
                 TL_RANK_STRAGGLER.id, TL_RANK_STRAGGLER.level,
-                f"Rank {r} is a straggler: its steps take longer than the other ranks', and in a synchronous job "
-                "every rank waits for the slowest (a slow host or device, throttling, or extra work on that rank).",
-                Evidence(values, "{series}: rank {rank} median step time {median}, {ratio}x the median {others} of "
-                                 "the other {ranks} rank(s) (threshold {threshold}); first over it at step {step}"),
+                f"Rank {r} is a straggler: its {what} takes longer than the other ranks', and in a synchronous job"
+                " every rank waits for the slowest (a slow host, disk or "
+                "device, throttling, or extra work on that rank).",
+                Evidence(values, "{series}: rank {rank} median {what} {median}, {ratio}x the median {others} of "
+                                 "the other {ranks} rank(s) (threshold {threshold}); over it from step {step} on"),
                 ctx.point(s, i), s.label, s.key, marks={i: "straggler"}))
     return out
 
@@ -164,3 +171,24 @@ def _peer_groups(ctx: Context) -> dict[str, dict[int, Series]]:
     ctx.facts["_rank_self"] = me
     ctx.facts["_rank_paths"] = peers
     return {k: v for k, v in out.items() if len(v) >= 2}
+
+
+def _median_of_role(groups: dict[str, dict[int, Series]], role: Role) -> float | None:
+    vals = [v for g in groups.values() for s in g.values() if s.role == role for v in finite(s)[1]]
+    return statistics.median(vals) if vals else None
+
+
+def _lag_start(idx: list[int], vals: list[float], limit: float) -> int:
+    """The first point of the longest run of points over ``limit``: where the rank started to lag (a slow first step
+    is warm-up, not the straggling)."""
+    best, best_len, start, run = idx[-1], 0, None, 0
+    for j, v in zip(idx, vals, strict=False):
+        if v > limit:
+            if start is None:
+                start, run = j, 0
+            run += 1
+            if run > best_len:
+                best, best_len = start, run
+        else:
+            start = None
+    return best
