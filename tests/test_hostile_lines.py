@@ -42,6 +42,26 @@ SHAPES: dict[str, list[str]] = {
         "3|84|Loss: 0.6489648818969727:  10%|█         | 4/40 [00:00<00:00, 178.16it/s]",
         "[Rank 0] [2024-01-01 00:00:00,000] [INFO] [loss_scaler.py:183:update_scale] OVERFLOW! Skipping step.",
     ],
+    # the general text reader (issue 24): tables, boxes, counted key-value runs, prefixes
+    "general": [
+        "epoch     train_loss  valid_loss  accuracy  time    ",
+        "0         0.693147    0.690000    0.520000  00:01     ",
+        "      1        \x1b[36m0.6931\x1b[0m        0.5000        \x1b[35m0.6930\x1b[0m  0.0200",
+        "E    #       LOSS TOK2VEC  LOSS NER  ENTS_F  ENTS_P  ENTS_R  SCORE ",
+        "|    ep_rew_mean     | 22.4 |",
+        "| epoch | loss | acc |",
+        "[10]\ttrain-logloss:0.48242\tvalid-logloss:0.52671",
+        "[5]\ttraining's binary_logloss: 0.549\tvalid_1's binary_logloss: 0.652",
+        "[LightGBM] [Info] Number of positive: 500, number of negative: 500",
+        "Epoch[3/10] Iteration[230/1000] Loss: 1.29",
+        "Validation Results - Epoch: 3  Avg accuracy: 0.91 Avg loss: 0.28",
+        "[rank1]: step 12/400 | train loss 4.238921 | norm 1.2 | lr 6.00e-04",
+        "2024-05-01 12:00:00,123 - trainer - INFO - step 10 loss 0.5 acc 0.7",
+        "I0501 12:00:00.123456 12345 train.py:88] step 3 loss=0.5",
+        "16/16 - 1s - 3ms/step - loss: 1.2928 - val_loss: 1.31",
+        "[1,000] LogLoss: 0.4517447714934441",
+        "12:\tlearn: 0.3877198\ttest: 0.6449215\tbest: 0.6449215 (1)\ttotal: 58.5ms\tremaining: 2.28s",
+    ],
     "coqui": [
         " --> TIME: 2024-01-01 00:00:00 -- STEP: 0/10 -- GLOBAL_STEP: 1",
         "     | > loss: 0.61357  (0.61357)",
@@ -53,7 +73,8 @@ SHAPES: dict[str, list[str]] = {
     "csv": ["step,loss,lr,note", '1,0.5,0.001,"a, b"', "2,,0.001,"],
     "jsonl": ['{"step": 1, "loss": 0.5, "lr": 0.001}', '{"iteration": 2, "total_loss": 0.4, "data_time": 0.01}'],
 }
-HEADS = {"text": "step 1: loss 2.0\n", "coqui": " --> STEP: 0/10 -- GLOBAL_STEP: 0\n     | > loss: 1.0  (1.0)\n",
+HEADS = {"text": "step 1: loss 2.0\n", "general": "epoch  loss  acc\n1  0.5  0.7\n",
+         "coqui": " --> STEP: 0/10 -- GLOBAL_STEP: 0\n     | > loss: 1.0  (1.0)\n",
          "csv": "step,loss,lr,note\n1,0.5,0.001,x\n", "jsonl": '{"step": 0, "loss": 1.0}\n'}
 
 

@@ -16,7 +16,7 @@ from .core.fsio import open_regular
 from .readers import Detection, detect
 from .readers.registry import candidate_suffixes
 from .readers.stores import store_kind
-from .readers.tfevents import is_event_file, split_dirs
+from .readers.tfevents import is_event_file, scalars_dirs, split_dirs
 
 SKIP_DIRS = {"node_modules", "__pycache__", "site-packages", ".venv", "venv", ".git", ".hg", ".svn",
              ".mypy_cache", ".ruff_cache", ".pytest_cache", "media", "artifacts"}
@@ -96,6 +96,8 @@ def discover(root: str, max_files: int = 100_000, formats: Any = None) -> Discov
         events = sorted(f for f in filenames if is_event_file(f))
         if events:
             out.found.append(Found(dirpath, "tfevents", f"{len(events)} TensorBoard event file(s)"))
+            subs = scalars_dirs(dirpath)  # add_scalars' loss_train/, loss_val/: members of this run
+            dirnames[:] = [d for d in dirnames if os.path.join(dirpath, d) not in subs]
         for name in sorted(filenames):
             if is_event_file(name):
                 continue

@@ -17,7 +17,7 @@ from .core.model import Location, LogFile, Role
 from .core.report import Report, verdict_of
 from .core.values import fmt_step
 from .readers import NotALog, Source, open_source
-from .rules import AFTER_CHECKS, CHECKS, COMPARE_CHECKS, TP_NO_LOSS, TP_NOT_CHECKED, TP_PASS, run_level
+from .rules import AFTER_CHECKS, CHECKS, COMPARE_CHECKS, TP_NO_LOSS, TP_NOT_CHECKED, TP_PASS, ranks, run_level
 from .rules.base import Context
 from .rules.registry import after_findings
 from .runs import Companions, collect_facts
@@ -95,7 +95,9 @@ def _conclude(rep: Report, cfg: Config) -> None:
     assert log is not None
     levels = [f.level for f in rep.findings]
     has_loss = bool(log.by_role(Role.TRAIN_LOSS) or log.by_role(Role.EVAL_LOSS))
-    if not has_loss and cfg.enabled(TP_NO_LOSS.id):
+    if not has_loss and _format_unknown(rep, log, cfg):
+        pass
+    elif not has_loss and cfg.enabled(TP_NO_LOSS.id):
         names = [s.name for s in log.series.values() if len(s)][:8]
         values: dict[str, Any] = {"series": len([s for s in log.series.values() if len(s)])}
         template = "{series} series read, none of them a loss"
@@ -111,6 +113,38 @@ def _conclude(rep: Report, cfg: Config) -> None:
             rep.findings.append(_summary(TP_NOT_CHECKED, rep, log, "No check could run on this log."))
     elif rep.verdict == Level.PASS and cfg.enabled(TP_PASS.id):
         rep.findings.append(_summary(TP_PASS, rep, log, "No check found a problem."))
+
+
+TEXT_FORMATS = ("text", "general")
+
+
+def _format_unknown(rep: Report, log: LogFile, cfg: Config) -> bool:
+    """TL-FORMAT-UNKNOWN instead of a bare "0 series read": a text log of which nothing was read, on the first
+    line that looks like a metric line, quoting it and naming what was tried (issue 24)."""
+    if log.format not in TEXT_FORMATS or any(len(s) for s in log.series.values()):
+        return False
+    if not cfg.enabled(ranks.TL_FORMAT_UNKNOWN.id):
+        return False
+    from .readers.general_text import first_metric_line  # start-up: only for a text log nothing was read from
+
+    found = first_metric_line(log.path)
+    tried = "the trainer-stdout reader and the general text reader (tables, key-value runs with a counter)"
+    if found is None:
+        values: dict[str, Any] = {"series": 0}
+        template = "0 series read; no line looks like a metric line (a name and a number)"
+        loc = _file_start(log)
+    else:
+        line, text = found
+        values = {"series": 0, "line": line, "text": text.strip()[:160]}
+        template = "0 series read; line {line} looks like a metric line and was not read: {text}"
+        loc = Location(log.path, line, 1, line, len(text) + 1)
+    rep.findings.append(Finding(
+        ranks.TL_FORMAT_UNKNOWN.id, ranks.TL_FORMAT_UNKNOWN.level,
+        f"Nothing in this text log was read as a series. Tried: {tried}; a line needs a step or epoch counter "
+        "(`step 12`, `[12]`, `Epoch 3/10`) or a header row above it. Declare the line's shape under `formats:` in "
+        ".trainlint.yaml (a regex with a `step` group and one group per metric) to read it.",
+        Evidence(values, template), loc))
+    return True
 
 
 def _summary(rule: Rule, rep: Report, log: LogFile, head: str) -> Finding:

@@ -188,3 +188,62 @@ ROLE_NAMES = {r.value: r for r in Role} | {
     "step_time": Role.STEP_TIME, "loader_time": Role.LOADER_TIME, "gpu_util": Role.GPU_UTIL,
     "loss_scale": Role.LOSS_SCALE,
 }
+
+
+# -- names the general text reader meets (issue 24) ------------------------------------------------------------
+# Losses under the names libraries print: XGBoost's train-logloss / valid-rmse, LightGBM's binary_logloss and l2,
+# scikit-learn's log_loss. Only the general reader uses these (the other readers' names are judged as before).
+LOSS_ALIASES = {"logloss", "mlogloss", "rmse", "mse", "mae", "nll", "l1", "l2", "huber", "xent", "crossentropy",
+                "rmsle", "mape", "poisson", "gamma"}
+RISING = {"acc", "accuracy", "f1", "f", "fscore", "auc", "aucpr", "score", "reward", "rewards", "rew", "return",
+          "returns", "precision", "recall", "map", "bleu", "rouge", "iou", "miou", "dice", "r2", "top1", "top5",
+          "ents", "uas", "las", "ndcg", "mrr", "hit", "hits", "success", "win", "correct", "exact", "em", "ap"}
+FALLING = {"loss", "error", "err", "nll", "ppl", "perplexity", "wer", "cer", "bpc", "logloss", "mlogloss", "rmse",
+           "mse", "mae", "l1", "l2", "huber", "xent", "rmsle", "mape", "merror", "ce", "kl", "distance"}
+_EVAL_OWNERS = re.compile(r"^(?:valid|validation|val|eval|test|dev)(?:[_-]?\d+)?(?:'s)?\b", re.I)
+
+
+def direction(name: str, role: Role | None = None) -> str:
+    """Which way a series improves: ``falls`` (losses, errors, perplexity), ``rises`` (accuracy, F-score, AUC,
+    rewards, returns), or ``-`` when the name does not say. RL objectives say nothing: they follow the returns."""
+    tok = set(tokens(name))
+    if role in (Role.TRAIN_LOSS, Role.EVAL_LOSS):
+        return "falls"
+    if tok & RISING:
+        return "rises"
+    if "loss" in tok and role == Role.OTHER:
+        return "-"  # a loss not judged as one: an RL objective term (PPO's loss follows its value loss)
+    if tok & FALLING and not (tok & RL_TOKENS):
+        return "falls"
+    return "-"
+
+
+@lru_cache(maxsize=8192)
+def classify_metric(name: str, rl: bool = False) -> Classified:
+    """``classify`` for the names the general text reader meets: ``valid_1's binary_logloss`` and
+    ``valid-logloss`` are held-out losses, ``training's l2`` a train loss; in a reinforcement-learning log
+    (``rl``: rewards, timesteps or rollouts were logged) a ``loss`` is an objective term (PPO's total loss follows
+    the value loss), not a supervised loss."""
+    base = classify(name)
+    tok = tokens(name)
+    if tok in (["learn"], ["test"], ["train"], ["training"], ["valid"], ["validation"], ["eval"], ["val"]) and not rl:
+        # a split's name alone is its loss: CatBoost's "learn: 0.31  test: 0.42", build-nanogpt's "train 3.05"
+        return Classified(Role.EVAL_LOSS if tok[0] in EVAL_TOKENS else Role.TRAIN_LOSS,
+                          Aggregation.EVAL if tok[0] in EVAL_TOKENS else Aggregation.UNSPECIFIED)
+    if tok in (["ms"], ["s"], ["sec"], ["secs"], ["us"], ["time", "ms"], ["step", "ms"], ["iter", "ms"], ["dt", "ms"]):
+        return Classified(Role.STEP_TIME, Aggregation.UNSPECIFIED)  # llm.c-style "(48.14 ms | data 0.82 ms)"
+    if len(tok) == 2 and tok[0] in ("data", "dataloader", "loader", "load") and tok[1] in ("ms", "s", "time"):
+        return Classified(Role.LOADER_TIME, Aggregation.UNSPECIFIED)
+    if base.role in (Role.TRAIN_LOSS, Role.EVAL_LOSS):
+        if rl:
+            return Classified(Role.OTHER, Aggregation.UNSPECIFIED)
+        return base
+    if base.role != Role.OTHER or not tok:
+        return base
+    if set(tok) & LOSS_ALIASES and not set(tok) & RL_TOKENS and not set(tok) & RISING and not rl:
+        is_eval = bool(EVAL_TOKENS & set(tok)) or bool(_EVAL_OWNERS.match(name.strip()))
+        role = Role.EVAL_LOSS if is_eval else Role.TRAIN_LOSS
+        rest = [t for t in tok if t not in EVAL_TOKENS | TRAIN_TOKENS | NEUTRAL | LOSS_ALIASES
+                and t not in {"binary", "multi", "s"} and not t.isdigit()]
+        return Classified(role, aggregation_of(tok, is_eval), bool(rest))
+    return base

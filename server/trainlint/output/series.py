@@ -8,6 +8,7 @@ import os
 from typing import TYPE_CHECKING
 
 from ..core.model import LogFile, Series
+from ..core.roles import direction
 from ..core.values import clean, fmt_step, fmt_value, json_number, json_step
 
 if TYPE_CHECKING:
@@ -45,6 +46,7 @@ def series_dict(log: LogFile, s: Series, lines: dict[int, str] | None = None) ->
         "component": s.component,
         "role_source": s.role_source,
         "step_basis": s.step_basis,
+        "direction": direction(s.name, s.role),
         "points": n,
         "first": _point(log, s, 0, lines) if n else None,
         "last": _point(log, s, n - 1, lines) if n else None,
@@ -102,7 +104,8 @@ def file_dict(log: LogFile) -> dict[str, Any]:
 
 
 # Where a series' steps come from, said on every line (a log without step numbers still has findings to find).
-_BASIS = {"step": "steps", "progress-bar": "progress-bar steps", "epoch": "epochs", "index": "log entries"}
+_BASIS = {"step": "steps", "progress-bar": "progress-bar steps", "epoch": "epochs", "index": "log entries",
+          "epoch+iteration": "iterations laid end to end over epochs", "row": "table rows"}
 
 
 def render_text(log: LogFile, rel: str) -> list[str]:
@@ -117,6 +120,8 @@ def render_text(log: LogFile, rel: str) -> list[str]:
                  else f"records {first.record}-{last.record}")
         comp = ", component" if s.component else ""
         cfg = ", role from config" if s.role_source != "default" else ""
+        way = direction(s.name, s.role)
+        cfg += f", {way}" if way != "-" else ""
         out.append(f"  {s.name!s:40} {s.role.value:13} {s.aggregation.value:15} {n:7d} pts  "
                    f"{_BASIS.get(s.step_basis, s.step_basis)} {fmt_step(s.steps[0])}..{fmt_step(s.steps[n - 1])}  "
                    f"last {fmt_value(s.values[n - 1])}  {where}{comp}{cfg}")

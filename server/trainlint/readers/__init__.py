@@ -10,13 +10,14 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from ..core.fsio import open_regular
 from ..core.model import LogFile
 from ..core.roles import RoleMap
 from .base import Source, Tail
 from .registry import HEAD_BYTES, TEXT_SNIFF_BYTES, Detection, detect_dir, detect_file, format_names, spec, specs
 
 __all__ = ["HEAD_BYTES", "TEXT_SNIFF_BYTES", "Detection", "NotALog", "Source", "binary_formats", "detect",
-           "formats", "open_source", "read"]
+           "formats", "open_source", "read", "read_tail"]
 
 
 class NotALog(Exception):
@@ -67,3 +68,22 @@ def read(path: str, fmt: str | None = None, roles: RoleMap | None = None) -> Log
     src = open_source(path, fmt, roles)
     src.update()
     return src.log
+
+
+def read_tail(path: str, fmt: str, nbytes: int) -> LogFile:
+    """The series of the last ``nbytes`` of a text log (from its first complete line there): the last steps of a
+    per-rank log's peers, without reading them whole."""
+    with open_regular(path) as f:
+        size = os.fstat(f.fileno()).st_size
+        f.seek(max(0, size - nbytes))
+        data = f.read(nbytes)
+    if size > nbytes:
+        data = data[data.find(b"\n") + 1:]
+    log = LogFile(path=path, format=fmt)
+    reader_cls = spec(fmt).reader
+    if reader_cls is None:
+        raise ValueError(f"{fmt} is not a line-based format")
+    reader = reader_cls(log)
+    reader.scan(data.decode("utf-8", "replace"), 1)
+    reader.finish()
+    return log

@@ -226,6 +226,7 @@ def _sniff(p: Probe) -> Detection | None:
 
 
 FORMAT = FormatSpec(
-    "coqui", "Coqui TTS trainer_0_log.txt (step blocks)", open=line_format("coqui", CoquiReader), priority=30,
+    "coqui", "Coqui TTS trainer_0_log.txt (step blocks)", open=line_format("coqui", CoquiReader), reader=CoquiReader,
+    priority=30,
     sniff=_sniff, suffixes=(".txt",), globs=("**/trainer_*_log.txt",), activation=("**/trainer_*_log.txt",),
     fuzz_seed="fixtures/runs/xtts-prefix/trainer_0_log.txt")

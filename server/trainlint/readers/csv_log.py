@@ -183,5 +183,6 @@ def _sniff(p: Probe) -> Detection | None:
 
 FORMAT = FormatSpec(
     "csv", "CSV with a header row: Lightning / Keras CSVLogger, ultralytics results.csv",
-    open=line_format("csv", CsvReader), priority=50, sniff=_sniff, suffixes=(".csv",), globs=("**/*.csv",),
+    open=line_format("csv", CsvReader), reader=CsvReader,
+    priority=50, sniff=_sniff, suffixes=(".csv",), globs=("**/*.csv",),
     activation=("**/metrics.csv", "**/results.csv"), fuzz_seed="fixtures/runs/yolo-gallstone/results.csv")

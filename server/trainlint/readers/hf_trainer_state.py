@@ -189,6 +189,7 @@ def _sniff(p: Probe) -> Detection | None:
 
 FORMAT = FormatSpec(
     "hf-trainer-state", "HF Trainer trainer_state.json (its log_history)",
-    open=line_format("hf-trainer-state", HFTrainerStateReader), priority=20, sniff=_sniff, suffixes=(".json",),
+    open=line_format("hf-trainer-state", HFTrainerStateReader), reader=HFTrainerStateReader,
+    priority=20, sniff=_sniff, suffixes=(".json",),
     globs=("**/trainer_state.json",), activation=("**/trainer_state.json",),
     fuzz_seed="fixtures/runs/gallery-fp16_nan/trainer_state.json")

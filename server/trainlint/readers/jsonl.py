@@ -310,7 +310,7 @@ def _sniff(p: Probe) -> Detection | None:
 
 FORMAT = FormatSpec(
     "jsonl", "JSON lines: detectron2 / mmengine metrics.json, LLaMA-Factory trainer_log.jsonl, W&B history",
-    open=line_format("jsonl", JsonlReader), priority=40, sniff=_sniff, suffixes=(".jsonl", ".json"),
+    open=line_format("jsonl", JsonlReader), reader=JsonlReader, priority=40, sniff=_sniff, suffixes=(".jsonl", ".json"),
     globs=("**/*.jsonl", "**/metrics.json", "**/scalars.json"),
     activation=("**/trainer_log.jsonl", "**/wandb-history.jsonl", "**/scalars.json"),
     fuzz_seed="fixtures/runs/detectron2-maskrcnn/output/metrics.json")

@@ -26,7 +26,7 @@ from .base import bom_encoding
 
 if TYPE_CHECKING:
     from ..core.roles import RoleMap
-    from .base import Source
+    from .base import FormatReader, Source
 
 HEAD_BYTES = 64 << 10
 TEXT_SNIFF_BYTES = 1 << 20
@@ -100,6 +100,7 @@ class FormatSpec:
     description: str                       # for `trainlint formats` and the docs table
     open: Callable[[str, RoleMap | None], Source]
     priority: int = 100                    # detection order: smaller first
+    reader: type[FormatReader] | None = None  # line-based formats: the reader behind the Tail
     sniff: Callable[[Probe], Detection | None] | None = None
     sniff_name: Callable[[str, str], Detection | None] | None = None   # (name, suffix)
     sniff_dir: Callable[[str], Detection | None] | None = None

@@ -17,6 +17,7 @@ step (config dumps, printed source code) are not read as measurements.
 from __future__ import annotations
 
 import contextlib
+import math
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -47,7 +48,8 @@ _EVAL_DESC = re.compile(r"valid|eval|test|predict|sanity", re.I)
 # Keras: "Epoch 3/12" on its own line, then "26/26 ━━━━ 0s 2ms/step - loss: 0.41 - val_loss: 0.52"
 # (Keras 2: "26/26 [=====] - 0s 2ms/step - loss: …").
 _KERAS_EPOCH = re.compile(r"^Epoch (?P<ep>\d{1,15})/(?P<tot>\d{1,15})\s*$")
-_KERAS_BAR = re.compile(r"^\s*(?P<n>\d{1,15})/(?P<total>\d{1,15}) (?:━|\[[=>.]*\])")
+# Keras fit(verbose=2) prints no bar: "16/16 - 1s - 3ms/step - loss: 1.2928 - val_loss: 1.31"
+_KERAS_BAR = re.compile(r"^\s*(?P<n>\d{1,15})/(?P<total>\d{1,15}) (?:━|\[[=>.]*\]|- )")
 _KERAS_PAIR = re.compile(r" - (?P<key>[A-Za-z_][\w./-]{0,60}): (?P<v>" + _NUM + r")")
 # nanoGPT: "iter 100: loss 2.3451, time 12.31ms, mfu 3.20%" and "step 500: train loss 2.1000, val loss 2.2000"
 _NANO_ITER = re.compile(r"^iter (?P<step>\d{1,15}): loss (?P<loss>" + _NUM + r"), time (?P<time>" + _NUM + r")ms")
@@ -107,6 +109,11 @@ class _State:
     hf_mode: str | None = None
     hf_first_bar: float | None = None
     hf_pending: list[tuple[str, int, int]] = field(default_factory=list)
+    # the last train dict's step and epoch, and the steps per epoch the bar showed at its freshest: a bar that did
+    # not redraw between two dicts (tqdm redraws at most every 0.1 s) lags, and the dict's epoch gives its step
+    hf_last: tuple[float, float] | None = None
+    hf_spe: float = 0.0
+    hf_epochs: list[tuple[float, float, float]] = field(default_factory=list)  # (epoch low, high, bar) of recent dicts
     # the text a bar's postfix last showed for each key: a repeated display is not a new measurement
     shown: dict[str, str] = field(default_factory=dict)
 
@@ -341,6 +348,7 @@ class TextStdoutReader(FormatReader):
             self._decide_hf_steps(st)
         if st.hf_mode != "index" and st.bar_step is not None:
             step, basis = st.bar_step, "progress-bar"
+            step = self._hf_lag(st, pairs, step, is_eval)
         else:
             step, basis = float(st.hf_train_index), "index"
         st.step = step
@@ -351,6 +359,44 @@ class TextStdoutReader(FormatReader):
             s = self._point(key, p.group("v"), n, step, pair_locator(key), None, basis)
             if s is not None and st.hf_mode is None and basis == "progress-bar":
                 st.hf_pending.append((s.key, len(s) - 1, st.hf_train_index))
+
+    def _hf_lag(self, st: _State, pairs: list[re.Match[str]], step: float, is_eval: bool = False) -> float:
+        """The step of a dict whose bar lags (tqdm redraws at most every 0.1 s, so the position printed before a dict
+        is often a few steps behind it): a progress-bar counter is never put over what the log prints, and HF
+        prints each dict's epoch, global step / steps per epoch. The steps per epoch are the smallest whole number
+        that makes every epoch printed so far a whole step (within its printed digits) and no step behind its bar;
+        the epoch then gives the step when its digits pin it to one."""
+        m = next((p for p in pairs if p.group("key") == "epoch"), None)
+        epoch = m.group("v") if m is not None else None
+        try:
+            ep = float(epoch) if epoch is not None else 0.0
+        except ValueError:
+            ep = 0.0
+        if ep <= 0 or epoch is None or m is None or st.hf_spe < 0:
+            return step
+        if m.group(0).endswith("'"):  # 5.x quotes its values, formatted to 4 significant digits ('2.5' is 2.500)
+            half = 0.5 * 10.0 ** (math.floor(math.log10(ep)) - 3) + 1e-12
+        else:  # 4.x prints the float as rounded: its decimals are its precision
+            half = 0.5 * 10.0 ** -(len(epoch.split(".")[1]) if "." in epoch else 0) + 1e-12
+        st.hf_epochs.append((ep - half, ep + half, step))
+        del st.hf_epochs[:-16]
+        spe = max(1, int(st.hf_spe))
+        limit = max(st.bar_total, 1) * 4 + 64
+        while spe <= limit and not all(math.floor(hi * spe) >= max(math.ceil(lo * spe), bar)
+                                       for lo, hi, bar in st.hf_epochs):
+            spe += 1
+        if spe > limit:
+            st.hf_spe = -1.0  # no whole number fits: the epochs are not global step / steps per epoch
+            return step
+        st.hf_spe = float(spe)
+        if 2 * half * spe < 1:
+            step = max(step, float(round(ep * spe)))
+        last = st.hf_last
+        if not is_eval:
+            if last is not None and step <= last[0] and ep > last[1]:
+                step = last[0] + 1  # the epoch's digits do not pin the step, and the bar did not move
+            st.hf_last = (step, ep)
+        return step
 
     def _decide_hf_steps(self, st: _State) -> None:
         if st.hf_mode is not None:
@@ -479,6 +525,7 @@ def _sniff(p: Probe) -> Detection | None:
 
 FORMAT = FormatSpec(
     "text", "stdout of a live run: HF Trainer, tqdm / Lightning bars, Keras, nanoGPT, llm.c, Megatron, …",
-    open=line_format("text", TextStdoutReader), priority=90, sniff=_sniff, suffixes=(".txt", ".log", ".out"),
+    open=line_format("text", TextStdoutReader), reader=TextStdoutReader,
+    priority=90, sniff=_sniff, suffixes=(".txt", ".log", ".out"),
     globs=("**/*.log", "**/log.txt"), extras={"documents": ("**/*.txt",)},
     fuzz_seed="fixtures/logs/gpt2_train.11672114.log")

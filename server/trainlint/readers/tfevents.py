@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import struct
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -86,6 +87,29 @@ def split_dirs(path: str) -> list[str]:
     return out if len(out) >= 2 else []
 
 
+# SummaryWriter.add_scalars("loss", {"train": …, "val": …}) writes each key to a sub-writer <main_tag>_<key>/
+# beside the main writer's file: loss_train/, loss_val/ (issue 24). The folder names the split.
+_SCALARS_DIR = re.compile(r"^.{1,200}_(?:train|training|val|valid|validation|eval|evaluation|test|dev)$", re.I)
+
+
+def scalars_dirs(path: str) -> list[str]:
+    """The add_scalars sub-writer folders of ``path`` that hold event files (read as members of ``path``)."""
+    try:
+        names = sorted(os.listdir(path))
+    except OSError:
+        return []
+    out = []
+    for n in names:
+        sub = os.path.join(path, n)
+        if _SCALARS_DIR.match(n) and os.path.isdir(sub):
+            try:
+                if any(is_event_file(m) for m in os.listdir(sub)):
+                    out.append(sub)
+            except OSError:
+                continue
+    return out
+
+
 @dataclass
 class _FileState:
     path: str
@@ -128,7 +152,7 @@ class TensorBoardTail(Source):
 
     def _members(self) -> list[str]:
         if os.path.isdir(self.path):
-            dirs = split_dirs(self.path) or [self.path]
+            dirs = split_dirs(self.path) or [self.path, *scalars_dirs(self.path)]
             return [os.path.join(d, n) for d in dirs for n in sorted(os.listdir(d))
                     if is_event_file(n) and os.path.isfile(os.path.join(d, n))]
         return [self.path]

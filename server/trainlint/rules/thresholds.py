@@ -103,6 +103,15 @@ class Thresholds:
     min_points_for_step_cliff: int = 10
     #: trainproof: loader time above half of step time (median) means input-bound.
     loader_fraction_max: float = 0.5
+    #: Per-rank logs (issue 24): a rank whose median step time is more than 1.5x the median of the other ranks'
+    #: medians is a straggler. Ranks of one synchronous job wait for each other, so their step times agree to a
+    #: few percent; half again as long is a slow host, a throttled device or a rank doing extra work.
+    rank_straggler_ratio: float = 1.5
+    #: ... measured over at least this many step times of each rank.
+    min_points_for_straggler: int = 5
+    #: A rank whose log ends more than this many of the leading rank's logging intervals before the others (and
+    #: over 5% of the run's steps) stopped early: ranks of one job log in step.
+    rank_stopped_intervals: int = 3
 
     # -- speech corpora (trainlint preflight) ---------------------------------------------------
     #: trainproof: audio longer than 25 s is an outlier (its RULES.md says 30 s; its code uses 25 s). Long clips
