@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from . import __version__
 
 EXIT_OK, EXIT_FAIL, EXIT_CANNOT_JUDGE = 0, 1, 2
+CI_FORMATS = ("github", "gitlab", "junit", "markdown")  # output/ci.py
 
 
 class _Formatter(argparse.HelpFormatter):
@@ -52,9 +53,10 @@ def _parser() -> argparse.ArgumentParser:
     c = sub.add_parser("check", help="judge logs and run directories")
     c.add_argument("paths", nargs="+", metavar="PATH")
     c.add_argument("--output-format", "--format", dest="format", default="concise",
-                   choices=("concise", "full", "text", "json", "sarif"),
+                   choices=("concise", "full", "text", "json", "sarif", *CI_FORMATS),
                    help="concise: a line per finding (default; 'text' is the same); full: also the log's line "
-                        "with the value marked, the interpretation and the related lines; json; sarif")
+                        "with the value marked, the interpretation and the related lines; json; sarif; github "
+                        "(workflow commands); gitlab (Code Quality JSON); junit (XML); markdown (a summary)")
     c.add_argument("--quiet", "-q", action="store_true", help="only FAIL and WARN findings, no verdict lines")
     c.add_argument("--verbose", "-v", action="store_true", help="also print what each check measured per series")
     c.add_argument("--select", help="comma-separated rule IDs or prefixes to run")
@@ -219,6 +221,10 @@ def _check(args: argparse.Namespace) -> int:
         from .output import sarif
 
         print(json.dumps(sarif.document(reports), indent=2, allow_nan=False))
+    elif args.format in CI_FORMATS:
+        from .output.ci import render
+
+        print(render(args.format, reports))
     else:
         for line in check_text.render(reports, quiet=args.quiet, verbose=args.verbose, full=args.format == "full"):
             print(line)
