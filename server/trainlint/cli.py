@@ -59,6 +59,12 @@ def _parser() -> argparse.ArgumentParser:
                         "(workflow commands); gitlab (Code Quality JSON); junit (XML); markdown (a summary)")
     c.add_argument("--quiet", "-q", action="store_true", help="only FAIL and WARN findings, no verdict lines")
     c.add_argument("--verbose", "-v", action="store_true", help="also print what each check measured per series")
+    c.add_argument("--also-write", action="append", default=[], metavar="FORMAT=PATH",
+                   help="also write this rendering of the same judgement to PATH ('-' for stdout; repeatable), "
+                        "e.g. sarif=trainlint.sarif markdown=$GITHUB_STEP_SUMMARY (markdown is appended)")
+    c.add_argument("--skip-non-logs", action="store_true",
+                   help="a named file that is not a training log is skipped as a folder's would be, not "
+                        "NOT-CHECKED (pre-commit passes every staged file that matches the patterns)")
     c.add_argument("--select", help="comma-separated rule IDs or prefixes to run")
     c.add_argument("--ignore", help="comma-separated rule IDs or prefixes to skip")
     common(c)
@@ -164,6 +170,14 @@ def _check(args: argparse.Namespace) -> int:
     from .rules.base import Level
     from .runs import Companions, plan
 
+    if args.also_write:
+        from .output.ci import parse_also
+
+        try:
+            parse_also(args.also_write)
+        except ValueError as e:
+            print(f"trainlint: {e}", file=sys.stderr)
+            return EXIT_CANNOT_JUDGE
     cfg = _config(args, args.paths[0])
     if args.select:
         cfg.select = [x.strip() for x in args.select.split(",") if x.strip()]
@@ -195,7 +209,8 @@ def _check(args: argparse.Namespace) -> int:
         companions_read.extend(p.companions)
         if os.path.isfile(path) and not p.items:
             why = p.skipped[0][1] if p.skipped else (p.unreadable[0][1] if p.unreadable else "not a training log")
-            reports.append(not_checked(path, None, why))
+            if not (args.skip_non_logs and p.skipped):
+                reports.append(not_checked(path, None, why))
             continue
         for item in p.items:
             if item.format == "dataset":
@@ -208,6 +223,9 @@ def _check(args: argparse.Namespace) -> int:
         if os.path.isdir(path) and not p.items:
             print(f"trainlint: no training logs found under {path} ({p.considered} files considered)",
                   file=sys.stderr)
+    if args.skip_non_logs:  # read as text but nothing measured in it (a README with "step" and "loss")
+        skipped_files.extend((r.path, "nothing measured in it") for r in reports if _nothing_measured(r))
+        reports = [r for r in reports if not _nothing_measured(r)]
     for path, why in unreadable:
         print(f"trainlint: {path}: cannot be read: {why}", file=sys.stderr)
     discovery = {"read": len(reports), "skipped": [{"path": p, "reason": r} for p, r in skipped_files],
@@ -230,12 +248,18 @@ def _check(args: argparse.Namespace) -> int:
             print(line)
         if not args.quiet:
             print(check_text.summary(reports, len(skipped_files), len(unreadable)))
+    if args.also_write:
+        from .output.ci import write_also
+
+        write_also(args.also_write, reports, discovery)
     # A file in which nothing was measured (a stdout with only warnings, an hparams-only event file) does not
     # decide the exit code of a check that judged other logs; alone, it is still "could not judge" (2).
     judged = [r for r in reports if not _nothing_measured(r)] or reports
     verdicts = [r.verdict for r in judged]
     if Level.FAIL in verdicts:
         return EXIT_FAIL
+    if args.skip_non_logs and not reports and not unreadable:
+        return EXIT_OK  # nothing staged was a training log
     if not reports or Level.NOT_CHECKED in verdicts:
         return EXIT_CANNOT_JUDGE
     return EXIT_OK
