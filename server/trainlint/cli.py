@@ -109,6 +109,14 @@ def _parser() -> argparse.ArgumentParser:
     w.add_argument("--until-fail", action="store_true", help="exit 1 at the first FAIL")
     w.add_argument("--format", choices=("text", "json"), default="text", help="text lines, or JSON lines")
     w.add_argument("--stall-seconds", type=float, default=120.0, help="say so when a log has not grown for this long")
+    w.add_argument("--stall-factor", type=float, default=10.0,
+                   help="... or for this many times its usual interval between new points (measured while watching)")
+    w.add_argument("--notify", action="append", default=[], metavar="URL",
+                   help="post each new FAIL/WARN, resolution and stall to this webhook (Slack-compatible JSON; "
+                        "repeatable)")
+    w.add_argument("--notify-command", action="append", default=[], metavar="CMD",
+                   help="run CMD (no shell) with each alert as JSON on its stdin (repeatable)")
+    w.add_argument("--notify-timeout", type=float, default=5.0, help="seconds per delivery attempt (3 attempts)")
     common(w)
 
     ed = sub.add_parser("editor-config", help="print the path of the editor configuration trainlint ships")
@@ -137,7 +145,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             from .watch import run as watch
 
             return watch(args.paths, _config(args, args.paths[0]), args.until_fail, args.format == "json",
-                         args.stall_seconds)
+                         args.stall_seconds, notify=args.notify, notify_commands=args.notify_command,
+                         notify_timeout=args.notify_timeout, stall_factor=args.stall_factor)
         if args.command == "editor-config":
             print(os.path.join(os.path.dirname(os.path.abspath(__file__)), "editors", "trainlint.lua"))
             return EXIT_OK

@@ -8,10 +8,13 @@ measured idle time. ``--until-fail`` exits 1 at the first FAIL; Ctrl-C exits 0, 
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
+import statistics
 import sys
 import time
+from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
@@ -37,6 +40,14 @@ class Watched:
     points: int = 0
     grew_at: float = field(default_factory=time.monotonic)
     stalled: bool = False
+    grew: deque[float] = field(default_factory=lambda: deque(maxlen=33))  # when new points were seen
+
+    def usual_interval(self) -> float | None:
+        """The median time between two growths seen by this watcher (None before three)."""
+        if len(self.grew) < 3:
+            return None
+        times = list(self.grew)
+        return statistics.median(b - a for a, b in itertools.pairwise(times))
 
 
 def _key(f: Finding) -> tuple[Any, ...]:
@@ -45,8 +56,9 @@ def _key(f: Finding) -> tuple[Any, ...]:
 
 class Watcher:
     def __init__(self, paths: list[str], cfg: Config, out: TextIO = sys.stdout, as_json: bool = False,
-                 stall_s: float = 120.0) -> None:
+                 stall_s: float = 120.0, notifier: Any = None, stall_factor: float = 10.0) -> None:
         self.paths, self.cfg, self.out, self.as_json, self.stall_s = paths, cfg, out, as_json, stall_s
+        self.notifier, self.stall_factor = notifier, stall_factor
         self.units: dict[str, Watched] = {}
         self.companions = Companions()
         self.colour = out.isatty() and not as_json
@@ -83,7 +95,13 @@ class Watcher:
         log = u.source.log
         points = sum(len(s) for s in log.series.values())
         if points > u.points:
-            u.grew_at, u.stalled = time.monotonic(), False
+            u.grew_at = time.monotonic()
+            if u.points:  # the first read is not a growth: it has no interval before it
+                u.grew.append(u.grew_at)
+            if u.stalled:
+                u.stalled = False
+                self._alert({"event": "resumed", "path": rel(u.path),
+                             "evidence": f"new points again ({points - u.points} since the stall)"})
         u.points = points
         u.report = judge_log(log, self.cfg, collect_facts(u.path, log, u.facts, self.companions))
         return True
@@ -102,7 +120,15 @@ class Watcher:
                 self._finding("resolved", f)
         u.shown = now
 
+    def _alert(self, alert: dict[str, Any]) -> None:
+        if self.notifier:
+            self.notifier.alert(alert)
+
     def _finding(self, kind: str, f: Finding) -> None:
+        if f.level in (Level.FAIL, Level.WARN):
+            self._alert({"event": kind, "id": f.id, "level": f.level.value, "series": f.series,
+                         "path": rel(f.location.path), "line": f.location.line, "record": f.location.record,
+                         "evidence": f.evidence.text})
         if self.as_json:
             self._json({"event": kind, "id": f.id, "level": f.level.value, "path": rel(f.location.path),
                         "line": f.location.line, "record": f.location.record, "evidence": f.evidence.text})
@@ -142,20 +168,47 @@ class Watcher:
         now = time.monotonic()
         for u in self.units.values():
             idle = now - u.grew_at
-            if not u.stalled and u.points and idle >= self.stall_s:
+            usual = u.usual_interval()
+            # stalled: idle for --stall-seconds, or for --stall-factor times the log's usual interval (measured
+            # between the growths this watcher saw; at least a second, so a burst of writes is not a rhythm)
+            by_rhythm = usual is not None and idle >= max(1.0, self.stall_factor * usual)
+            if not u.stalled and u.points and (idle >= self.stall_s or by_rhythm):
                 u.stalled = True
+                said = f"no new point for {idle:.1f} s"
+                if usual is not None:
+                    said += f" ({idle / max(usual, 1e-9):.0f}x its usual interval of {usual:.2f} s)"
+                alert = {"event": "stall", "path": rel(u.path), "idle_s": round(idle, 1),
+                         "usual_interval_s": None if usual is None else round(usual, 3), "evidence": said}
+                self._alert(alert)
                 if self.as_json:
-                    self._json({"event": "stall", "path": rel(u.path), "idle_s": round(idle, 1)})
+                    self._json(alert)
                 else:
-                    print(f"[trainlint] {rel(u.path)}: no new point for {idle:.0f} s (measured)", file=self.out,
-                          flush=True)
+                    print(f"[trainlint] {rel(u.path)}: {said} (measured)", file=self.out, flush=True)
 
 
 def run(paths: list[str], cfg: Config, until_fail: bool = False, as_json: bool = False,
-        stall_s: float = 120.0, out: TextIO = sys.stdout) -> int:
+        stall_s: float = 120.0, out: TextIO = sys.stdout, notify: list[str] | None = None,
+        notify_commands: list[str] | None = None, notify_timeout: float = 5.0, stall_factor: float = 10.0) -> int:
+    notifier = None
+    if notify or notify_commands:
+        from .notify import Notifier
+
+        try:
+            notifier = Notifier(notify or [], notify_commands or [], notify_timeout)
+        except ValueError as e:
+            print(f"trainlint: {e}", file=sys.stderr)
+            return 2
+    try:
+        return _run(Watcher(paths, cfg, out, as_json, stall_s, notifier, stall_factor), until_fail)
+    finally:
+        if notifier is not None:
+            notifier.close()
+
+
+def _run(w: Watcher, until_fail: bool) -> int:
     import watchfiles
 
-    w = Watcher(paths, cfg, out, as_json, stall_s)
+    paths = w.paths
     w.discover()
     for u in w.units.values():
         w.judge(u)
