@@ -65,6 +65,8 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--skip-non-logs", action="store_true",
                    help="a named file that is not a training log is skipped as a folder's would be, not "
                         "NOT-CHECKED (pre-commit passes every staged file that matches the patterns)")
+    c.add_argument("--jobs", "-j", type=int, default=1, metavar="N",
+                   help="judge the logs in N processes (the output is the same as with one)")
     c.add_argument("--select", help="comma-separated rule IDs or prefixes to run")
     c.add_argument("--ignore", help="comma-separated rule IDs or prefixes to skip")
     common(c)
@@ -117,6 +119,8 @@ def _parser() -> argparse.ArgumentParser:
     w.add_argument("--notify-command", action="append", default=[], metavar="CMD",
                    help="run CMD (no shell) with each alert as JSON on its stdin (repeatable)")
     w.add_argument("--notify-timeout", type=float, default=5.0, help="seconds per delivery attempt (3 attempts)")
+    w.add_argument("--poll-seconds", type=float, default=10.0,
+                   help="how often remote logs (s3://, gs://, https://…) are asked whether they grew")
     common(w)
 
     ed = sub.add_parser("editor-config", help="print the path of the editor configuration trainlint ships")
@@ -146,7 +150,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             return watch(args.paths, _config(args, args.paths[0]), args.until_fail, args.format == "json",
                          args.stall_seconds, notify=args.notify, notify_commands=args.notify_command,
-                         notify_timeout=args.notify_timeout, stall_factor=args.stall_factor)
+                         notify_timeout=args.notify_timeout, stall_factor=args.stall_factor,
+                         poll_s=args.poll_seconds)
         if args.command == "editor-config":
             print(os.path.join(os.path.dirname(os.path.abspath(__file__)), "editors", "trainlint.lua"))
             return EXIT_OK
@@ -174,10 +179,11 @@ def _config(args: argparse.Namespace, start: str):  # type: ignore[no-untyped-de
 
 
 def _check(args: argparse.Namespace) -> int:
-    from .judge import Report, judge_path, not_checked
+    from .judge import Report, not_checked
     from .output import check_text
+    from .parallel import Pending, resolve
     from .rules.base import Level
-    from .runs import Companions, plan
+    from .runs import plan
 
     if args.also_write:
         from .output.ci import parse_also
@@ -192,14 +198,15 @@ def _check(args: argparse.Namespace) -> int:
         cfg.select = [x.strip() for x in args.select.split(",") if x.strip()]
     if args.ignore:
         cfg.ignore = [x.strip() for x in args.ignore.split(",") if x.strip()]
-    reports: list[Report] = []
+    reports: list[Report | Pending] = []
     skipped_files: list[tuple[str, str]] = []
     unreadable: list[tuple[str, str]] = []
-    companions = Companions()
     companions_read: list[tuple[str, str]] = []
+    from . import fsio
+
     for path in args.paths:
         try:
-            os.stat(path)
+            fsio.stat(path)
         except FileNotFoundError:
             reports.append(not_checked(path, None, "it does not exist"))
             continue
@@ -209,14 +216,19 @@ def _check(args: argparse.Namespace) -> int:
         except OSError as e:
             reports.append(not_checked(path, None, f"cannot be read ({e.strerror or e})"))
             continue
-        if args.log_format and not os.path.isdir(path):
-            reports.append(judge_path(path, cfg, args.log_format))
+        isdir = fsio.isdir(path)
+        if args.log_format and not isdir:
+            reports.append(Pending(path, args.log_format))
             continue
-        p = plan(path, cfg)
+        try:
+            p = plan(path, cfg)
+        except OSError as e:
+            reports.append(not_checked(path, None, f"cannot be read ({e.strerror or e})"))
+            continue
         skipped_files.extend(p.skipped)
         unreadable.extend(p.unreadable)
         companions_read.extend(p.companions)
-        if os.path.isfile(path) and not p.items:
+        if not isdir and not p.items:
             why = p.skipped[0][1] if p.skipped else (p.unreadable[0][1] if p.unreadable else "not a training log")
             if not (args.skip_non_logs and p.skipped):
                 reports.append(not_checked(path, None, why))
@@ -224,14 +236,15 @@ def _check(args: argparse.Namespace) -> int:
         for item in p.items:
             if item.format == "dataset":
                 skipped_files.append((item.path, "a fine-tuning dataset: `trainlint preflight` lints it"))
-                if not os.path.isdir(path):
+                if not isdir:
                     reports.append(not_checked(path, "dataset", "a fine-tuning dataset, not a training log; run "
                                                "`trainlint preflight` on it"))
                 continue
-            reports.append(judge_path(item.path, cfg, item.format, item.facts, companions))
-        if os.path.isdir(path) and not p.items:
+            reports.append(Pending(item.path, item.format, item.facts))
+        if isdir and not p.items:
             print(f"trainlint: no training logs found under {path} ({p.considered} files considered)",
                   file=sys.stderr)
+    reports = resolve(reports, cfg, args.jobs)  # the logs are judged here, in --jobs processes
     if args.skip_non_logs:  # read as text but nothing measured in it (a README with "step" and "loss")
         skipped_files.extend((r.path, "nothing measured in it") for r in reports if _nothing_measured(r))
         reports = [r for r in reports if not _nothing_measured(r)]

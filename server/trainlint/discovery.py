@@ -62,6 +62,10 @@ class Discovery:
 def discover(root: str, max_files: int = 100_000, formats: Any = None) -> Discovery:
     """Walk ``root`` (a file or a directory) for training logs. ``formats`` is the configuration (its
     ``formats:`` entries make files of any name logs)."""
+    if "://" in root and not root.startswith("file://"):  # s3://, gs://, hf://, https://: one fsspec listing
+        from .remote import discover as discover_remote
+
+        return discover_remote(root, max_files, formats)
     out = Discovery()
     if not os.path.isdir(root):
         why = dataset_reason(root, formats)

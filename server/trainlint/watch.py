@@ -22,6 +22,7 @@ from .config import Config
 from .judge import READ_ERRORS, Report, judge_log, open_log, read_failure
 from .output.check_text import finding_line, rel
 from .readers import Source
+from .remote import is_url
 from .rules.base import Finding, Level
 from .runs import Companions, collect_facts, plan
 
@@ -68,7 +69,7 @@ class Watcher:
     def discover(self) -> None:
         for root in self.paths:
             for item in plan(root, self.cfg).items:
-                key = os.path.abspath(item.path)
+                key = item.path if is_url(item.path) else os.path.abspath(item.path)
                 if key not in self.units:
                     self.units[key] = Watched(item.path, item.format, dict(item.facts))
 
@@ -188,7 +189,8 @@ class Watcher:
 
 def run(paths: list[str], cfg: Config, until_fail: bool = False, as_json: bool = False,
         stall_s: float = 120.0, out: TextIO = sys.stdout, notify: list[str] | None = None,
-        notify_commands: list[str] | None = None, notify_timeout: float = 5.0, stall_factor: float = 10.0) -> int:
+        notify_commands: list[str] | None = None, notify_timeout: float = 5.0, stall_factor: float = 10.0,
+        poll_s: float = 10.0) -> int:
     notifier = None
     if notify or notify_commands:
         from .notify import Notifier
@@ -199,14 +201,39 @@ def run(paths: list[str], cfg: Config, until_fail: bool = False, as_json: bool =
             print(f"trainlint: {e}", file=sys.stderr)
             return 2
     try:
-        return _run(Watcher(paths, cfg, out, as_json, stall_s, notifier, stall_factor), until_fail)
+        return _run(Watcher(paths, cfg, out, as_json, stall_s, notifier, stall_factor), until_fail, poll_s)
     finally:
         if notifier is not None:
             notifier.close()
 
 
-def _run(w: Watcher, until_fail: bool) -> int:
-    import watchfiles
+def _step(w: Watcher, until_fail: bool) -> bool:
+    """Ask every unit (a stat each: events are hints, the files are the truth); True to stop at a FAIL."""
+    touched = [u for u in list(w.units.values()) if w.judge(u)]
+    for u in touched:
+        w.emit(u)
+    if touched:
+        w.status()
+    w.stalls()
+    return until_fail and w.verdict() == Level.FAIL
+
+
+def _poll(w: Watcher, until_fail: bool, every_s: float) -> int:
+    """Remote logs (s3://, gs://, https://…) have no change events: ask every ``every_s`` seconds; each ask is
+    one metadata request per log, and a log that grew is read from where it was left (a ranged read)."""
+    try:
+        while True:
+            time.sleep(every_s)
+            w.discover()
+            if _step(w, until_fail):
+                return 1
+    except KeyboardInterrupt:
+        pass
+    return 1 if w.verdict() == Level.FAIL else 0
+
+
+def _run(w: Watcher, until_fail: bool, poll_s: float = 10.0) -> int:
+    import watchfiles  # before the first status line: a Ctrl-C after it lands in the loop's handler
 
     paths = w.paths
     w.discover()
@@ -216,6 +243,8 @@ def _run(w: Watcher, until_fail: bool) -> int:
     w.status()
     if until_fail and w.verdict() == Level.FAIL:
         return 1
+    if any(is_url(p) for p in paths):
+        return _poll(w, until_fail, poll_s)
     roots = [p if os.path.isdir(p) else os.path.dirname(os.path.abspath(p)) for p in paths]
     try:
         for changes in watchfiles.watch(*roots, debounce=150, step=50, rust_timeout=1000, yield_on_timeout=True,
@@ -224,15 +253,9 @@ def _run(w: Watcher, until_fail: bool) -> int:
                 if w.unit_of(changed) is None:
                     w.discover()  # a new log in a watched folder
                     break
-            # Every unit is asked, not only those named by the events: a stat each, and nothing is missed
-            # between the first judgement and the watcher's start (events are hints, the files are the truth).
-            touched = [u for u in list(w.units.values()) if w.judge(u)]
-            for u in touched:
-                w.emit(u)
-            if touched:
-                w.status()
-            w.stalls()
-            if until_fail and w.verdict() == Level.FAIL:
+            # Every unit is asked, not only those named by the events: nothing is missed between the first
+            # judgement and the watcher's start.
+            if _step(w, until_fail):
                 return 1
     except KeyboardInterrupt:
         pass

@@ -12,6 +12,8 @@ from ..rules.base import Finding, Level
 
 
 def rel(path: str, base: str | None = None) -> str:
+    if "://" in path or path.startswith("mlflow:"):  # a remote log is named by its URL
+        return path
     try:
         r = os.path.relpath(path, base or os.getcwd())
     except ValueError:

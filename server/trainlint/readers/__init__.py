@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from .. import fsio
 from ..fsio import open_regular
 from ..model import LogFile
 from ..roles import RoleMap
@@ -61,15 +62,15 @@ class NotALog(Exception):
 def detect(path: str) -> Detection:
     """Name first, then content. Raises OSError when the path cannot be read."""
     name = os.path.basename(path.rstrip("/"))
-    if os.path.isdir(path):
-        kind = store_kind(path)
+    if fsio.isdir(path):
+        kind = store_kind(path) if not fsio._remote(path) else None
         if kind == "mlflow":
             if mlflow_meta(path).get("lifecycle_stage") == "deleted":
                 return Detection(None, "a deleted MLflow run")
             return Detection("mlflow", "an MLflow run folder (meta.yaml and metrics/)")
         if kind == "dvclive":
             return Detection("dvclive", "a DVCLive folder (plots/metrics/*.tsv)")
-        if any(is_event_file(n) for n in os.listdir(path)):
+        if any(is_event_file(n) for n in fsio.listdir(path)):
             return Detection("tfevents", "a directory holding TensorBoard event files")
         if split_dirs(path):
             return Detection("tfevents", "a TensorBoard run written as split folders (train/, validation/)")
