@@ -205,6 +205,14 @@ def _check(args: argparse.Namespace) -> int:
     from . import fsio
 
     for path in args.paths:
+        if path.startswith("mlflow:"):  # a tracking server's experiment or run (MLFLOW_TRACKING_URI)
+            from .readers.mlflow_rest import runs_of
+
+            try:
+                reports.extend(Pending(run, "mlflow-rest") for run in runs_of(path))
+            except OSError as e:
+                reports.append(not_checked(path, "mlflow-rest", f"cannot be read ({e.strerror or e})"))
+            continue
         try:
             fsio.stat(path)
         except FileNotFoundError:
@@ -400,7 +408,8 @@ def _events(args: argparse.Namespace) -> int:
     from .readers import detect, open_source
 
     try:
-        fmt = "mlflow-db" if detect(args.path).format == "mlflow-db" else "tfevents"
+        fmt = ("mlflow-rest" if args.path.startswith("mlflow:")
+               else "mlflow-db" if detect(args.path).format == "mlflow-db" else "tfevents")
         src = open_source(args.path, fmt)
         src.update()
     except OSError as e:

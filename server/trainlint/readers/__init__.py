@@ -131,6 +131,10 @@ def open_source(path: str, fmt: str | None = None, roles: RoleMap | None = None,
         return Tail(path, CustomReader(log, roles, user.patterns))
     if fmt == "custom":
         raise NotALog("no `formats:` entry of the configuration matches this file")
+    if fmt == "mlflow-rest" or (fmt is None and path.startswith("mlflow:")):  # a tracking server's run
+        from .mlflow_rest import MlflowRestTail
+
+        return MlflowRestTail(path, roles)
     if fmt is None:
         d = detect(path)
         if d.format is None:
