@@ -7,6 +7,7 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 
 import pytest
@@ -30,8 +31,10 @@ class S3Server:
         self.port = free_port()
         self.endpoint = f"http://127.0.0.1:{self.port}"
         self.env = {**os.environ, **CREDENTIALS, "AWS_ENDPOINT_URL": self.endpoint}
+        # its log goes to a file: moto logs every request, and an unread pipe would block it once full
+        self.log = tempfile.TemporaryFile()
         self.proc = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(self.port)],
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=self.env)
+                                     stdout=subprocess.DEVNULL, stderr=self.log, env=self.env)
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             try:
@@ -39,7 +42,8 @@ class S3Server:
                 return
             except OSError:
                 if self.proc.poll() is not None:
-                    raise RuntimeError(f"moto server exited: {self.proc.stderr.read().decode()[-2000:]}") from None
+                    self.log.seek(0)
+                    raise RuntimeError(f"moto server exited: {self.log.read().decode()[-2000:]}") from None
                 time.sleep(0.1)
         self.stop()
         raise RuntimeError("moto server did not start within 30 s")

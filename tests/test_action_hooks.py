@@ -39,6 +39,7 @@ def run_action(workspace: Path, runner_temp: Path, installed: bool = False,
     inputs = {k: str(v.get("default", "")) for k, v in action["inputs"].items()}
     unknown = set(given) - set(inputs)
     assert not unknown, unknown
+    inputs["python"] = sys.executable  # the runner's Python is this test's (the venv below is made from it)
     inputs.update(given)
     github = {"action_path": str(ROOT)}
     out_file, summary = runner_temp / "output.txt", runner_temp / "summary.md"

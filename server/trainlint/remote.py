@@ -60,6 +60,10 @@ def install_hint(proto: str) -> str:
 def filesystem(url: str) -> Any:
     """The (cached) fsspec filesystem for the URL's protocol; MissingExtra when it cannot be had."""
     proto = protocol(url)
+    if _filesystems.get("pid") != os.getpid():  # a forked worker (check --jobs): the parent's event loop is not
+        _filesystems.clear()                     # its own; s3fs refuses it ("not fork-safe")
+        _filesystems["pid"] = os.getpid()
+        _infos.clear()
     with _lock:
         fs = _filesystems.get(proto)
         if fs is not None:
