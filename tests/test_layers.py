@@ -25,7 +25,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
                "trainlint.dataset_report", "trainlint.events_view",
                "trainlint.output")),
     ("front", ("trainlint.cli", "trainlint.__main__", "trainlint.lsp", "trainlint.watch", "trainlint.integrations",
-               "trainlint.docgen", "trainlint.editor_formats", "trainlint.envcheck")),
+               "trainlint.docgen", "trainlint.editor_formats", "trainlint.envcheck", "trainlint.parallel",
+               "trainlint.notify")),
 )
 
 

@@ -18,6 +18,8 @@ from collections.abc import Sequence
 from . import __version__
 from .core.report import EXIT_CANNOT_JUDGE, EXIT_OK, exit_code
 
+CI_FORMATS = ("github", "gitlab", "junit", "markdown")  # output/ci.py
+
 
 class _Formatter(argparse.HelpFormatter):
     """argparse's formatter imports shutil (and with it bz2, lzma) for the terminal width; ask os."""
@@ -54,11 +56,20 @@ def _parser() -> argparse.ArgumentParser:
     c = sub.add_parser("check", help="judge logs and run directories")
     c.add_argument("paths", nargs="+", metavar="PATH")
     c.add_argument("--output-format", "--format", dest="format", default="concise",
-                   choices=("concise", "full", "text", "json", "sarif"),
+                   choices=("concise", "full", "text", "json", "sarif", *CI_FORMATS),
                    help="concise: a line per finding (default; 'text' is the same); full: also the log's line "
-                        "with the value marked, the interpretation and the related lines; json; sarif")
+                        "with the value marked, the interpretation and the related lines; json; sarif; github "
+                        "(workflow commands); gitlab (Code Quality JSON); junit (XML); markdown (a summary)")
     c.add_argument("--quiet", "-q", action="store_true", help="only FAIL and WARN findings, no verdict lines")
     c.add_argument("--verbose", "-v", action="store_true", help="also print what each check measured per series")
+    c.add_argument("--also-write", action="append", default=[], metavar="FORMAT=PATH",
+                   help="also write this rendering of the same judgement to PATH ('-' for stdout; repeatable), "
+                        "e.g. sarif=trainlint.sarif markdown=$GITHUB_STEP_SUMMARY (markdown is appended)")
+    c.add_argument("--skip-non-logs", action="store_true",
+                   help="a named file that is not a training log is skipped as a folder's would be, not "
+                        "NOT-CHECKED (pre-commit passes every staged file that matches the patterns)")
+    c.add_argument("--jobs", "-j", type=int, default=1, metavar="N",
+                   help="judge the logs in N processes (the output is the same as with one)")
     c.add_argument("--select", help="comma-separated rule IDs or prefixes to run")
     c.add_argument("--ignore", help="comma-separated rule IDs or prefixes to skip")
     common(c)
@@ -107,6 +118,16 @@ def _parser() -> argparse.ArgumentParser:
     w.add_argument("--until-fail", action="store_true", help="exit 1 at the first FAIL")
     w.add_argument("--format", choices=("text", "json"), default="text", help="text lines, or JSON lines")
     w.add_argument("--stall-seconds", type=float, default=120.0, help="say so when a log has not grown for this long")
+    w.add_argument("--stall-factor", type=float, default=10.0,
+                   help="... or for this many times its usual interval between new points (measured while watching)")
+    w.add_argument("--notify", action="append", default=[], metavar="URL",
+                   help="post each new FAIL/WARN, resolution and stall to this webhook (Slack-compatible JSON; "
+                        "repeatable)")
+    w.add_argument("--notify-command", action="append", default=[], metavar="CMD",
+                   help="run CMD (no shell) with each alert as JSON on its stdin (repeatable)")
+    w.add_argument("--notify-timeout", type=float, default=5.0, help="seconds per delivery attempt (3 attempts)")
+    w.add_argument("--poll-seconds", type=float, default=10.0,
+                   help="how often remote logs (s3://, gs://, https://…) are asked whether they grew")
     common(w)
 
     fm = sub.add_parser("formats", help="every log format trainlint reads, from the format registry")
@@ -152,7 +173,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             from .watch import run as watch
 
             return watch(args.paths, _config(args, args.paths[0]), args.until_fail, args.format == "json",
-                         args.stall_seconds)
+                         args.stall_seconds, notify=args.notify, notify_commands=args.notify_command,
+                         notify_timeout=args.notify_timeout, stall_factor=args.stall_factor,
+                         poll_s=args.poll_seconds)
         if args.command == "formats":
             return _formats(args)
         if args.command == "settings":
@@ -227,10 +250,19 @@ def _config(args: argparse.Namespace, start: str):  # type: ignore[no-untyped-de
 
 def _check(args: argparse.Namespace) -> int:
     from .core.report import Report
-    from .judge import judge_path, not_checked
+    from .judge import not_checked
     from .output import check_text
-    from .runs import Companions, plan
+    from .parallel import Pending, resolve
+    from .runs import plan
 
+    if args.also_write:
+        from .output.ci import parse_also
+
+        try:
+            parse_also(args.also_write)
+        except ValueError as e:
+            print(f"trainlint: {e}", file=sys.stderr)
+            return EXIT_CANNOT_JUDGE
     cfg = _config(args, args.paths[0])
     from .rules.ids import validate
 
@@ -241,14 +273,23 @@ def _check(args: argparse.Namespace) -> int:
             setattr(cfg, key, kept)
             for _, message in bad:
                 print(f"trainlint: {message}", file=sys.stderr)
-    reports: list[Report] = []
+    reports: list[Report | Pending] = []
     skipped_files: list[tuple[str, str]] = []
     unreadable: list[tuple[str, str]] = []
-    companions = Companions()
     companions_read: list[tuple[str, str]] = []
+    from .core import fsio
+
     for path in args.paths:
+        if path.startswith("mlflow:"):  # a tracking server's experiment or run (MLFLOW_TRACKING_URI)
+            from .readers.mlflow_rest import runs_of
+
+            try:
+                reports.extend(Pending(run, "mlflow-rest") for run in runs_of(path))
+            except OSError as e:
+                reports.append(not_checked(path, "mlflow-rest", f"cannot be read ({e.strerror or e})"))
+            continue
         try:
-            os.stat(path)
+            fsio.stat(path)
         except FileNotFoundError:
             reports.append(not_checked(path, None, "it does not exist"))
             continue
@@ -258,28 +299,38 @@ def _check(args: argparse.Namespace) -> int:
         except OSError as e:
             reports.append(not_checked(path, None, f"cannot be read ({e.strerror or e})"))
             continue
-        if args.log_format and not os.path.isdir(path):
-            reports.append(judge_path(path, cfg, args.log_format))
+        isdir = fsio.isdir(path)
+        if args.log_format and not isdir:
+            reports.append(Pending(path, args.log_format))
             continue
-        p = plan(path, cfg)
+        try:
+            p = plan(path, cfg)
+        except OSError as e:
+            reports.append(not_checked(path, None, f"cannot be read ({e.strerror or e})"))
+            continue
         skipped_files.extend(p.skipped)
         unreadable.extend(p.unreadable)
         companions_read.extend(p.companions)
-        if os.path.isfile(path) and not p.items:
+        if not isdir and not p.items:
             why = p.skipped[0][1] if p.skipped else (p.unreadable[0][1] if p.unreadable else "not a training log")
-            reports.append(not_checked(path, None, why))
+            if not (args.skip_non_logs and p.skipped):
+                reports.append(not_checked(path, None, why))
             continue
         for item in p.items:
             if item.format == "dataset":
                 skipped_files.append((item.path, "a fine-tuning dataset: `trainlint preflight` lints it"))
-                if not os.path.isdir(path):
+                if not isdir:
                     reports.append(not_checked(path, "dataset", "a fine-tuning dataset, not a training log; run "
                                                "`trainlint preflight` on it"))
                 continue
-            reports.append(judge_path(item.path, cfg, item.format, item.facts, companions))
-        if os.path.isdir(path) and not p.items:
+            reports.append(Pending(item.path, item.format, item.facts))
+        if isdir and not p.items:
             print(f"trainlint: no training logs found under {path} ({p.considered} files considered)",
                   file=sys.stderr)
+    reports = resolve(reports, cfg, args.jobs)  # the logs are judged here, in --jobs processes
+    if args.skip_non_logs:  # read as text but nothing measured in it (a README with "step" and "loss")
+        skipped_files.extend((r.path, "nothing measured in it") for r in reports if _nothing_measured(r))
+        reports = [r for r in reports if not _nothing_measured(r)]
     for path, why in unreadable:
         print(f"trainlint: {path}: cannot be read: {why}", file=sys.stderr)
     discovery = {"read": len(reports), "skipped": [{"path": p, "reason": r} for p, r in skipped_files],
@@ -293,14 +344,24 @@ def _check(args: argparse.Namespace) -> int:
         from .output import sarif
 
         print(json.dumps(sarif.document(reports), indent=2, allow_nan=False))
+    elif args.format in CI_FORMATS:
+        from .output.ci import render
+
+        print(render(args.format, reports))
     else:
         for line in check_text.render(reports, quiet=args.quiet, verbose=args.verbose, full=args.format == "full"):
             print(line)
         if not args.quiet:
             print(check_text.summary(reports, len(skipped_files), len(unreadable)))
+    if args.also_write:
+        from .output.ci import write_also
+
+        write_also(args.also_write, reports, discovery)
     # A file in which nothing was measured (a stdout with only warnings, an hparams-only event file) does not
     # decide the exit code of a check that judged other logs; alone, it is still "could not judge" (2).
     judged = [r for r in reports if not _nothing_measured(r)] or reports
+    if args.skip_non_logs and not reports and not unreadable:
+        return EXIT_OK  # nothing staged was a training log
     return exit_code(r.verdict for r in judged)
 
 
@@ -416,7 +477,8 @@ def _events(args: argparse.Namespace) -> int:
     from .readers import detect, open_source
 
     try:
-        fmt = "mlflow-db" if detect(args.path).format == "mlflow-db" else "tfevents"
+        fmt = ("mlflow-rest" if args.path.startswith("mlflow:")
+               else "mlflow-db" if detect(args.path).format == "mlflow-db" else "tfevents")
         src = open_source(args.path, fmt)
         src.update()
     except OSError as e:

@@ -7,7 +7,9 @@ virtual environments and caches are not entered.
 
 from __future__ import annotations
 
+import errno
 import os
+import posixpath
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -71,6 +73,8 @@ class Discovery:
 def discover(root: str, max_files: int = 100_000, formats: Any = None) -> Discovery:
     """Walk ``root`` (a file or a directory) for training logs. ``formats`` is the configuration (its
     ``formats:`` entries make files of any name logs)."""
+    if "://" in root and not root.startswith("file://"):  # s3://, gs://, hf://, https://: one fsspec listing
+        return discover_remote(root, max_files, formats)
     out = Discovery()
     if not os.path.isdir(root):
         why = dataset_reason(root, formats)
@@ -198,3 +202,53 @@ def _os_reason(e: OSError) -> str:
     if isinstance(e, IsADirectoryError):
         return "it is a directory"
     return e.strerror or str(e)
+
+
+def discover_remote(root: str, max_files: int = 100_000, formats: Any = None) -> Discovery:
+    """``discover`` for a URL: the same candidates, event-file folders and skip reasons, from one listing."""
+    from .core import remote  # start-up: fsspec, only for a URL
+    out = Discovery()
+    if not remote.isdir(root):
+        if not remote.exists(root):
+            raise FileNotFoundError(errno.ENOENT, "it does not exist", root)
+        _consider(root, out, formats)
+        return out
+    base = root.rstrip("/")
+    event_dirs: dict[str, int] = {}
+    stores: set[str] = set()
+    files = remote.find(base, max_files)
+    for url, _size in files:
+        rel = url[len(base):].lstrip("/")
+        parts = rel.split("/")
+        if any(p.startswith(".") or p in SKIP_DIRS for p in parts[:-1]):
+            continue
+        name = parts[-1]
+        d = posixpath.dirname(url)
+        if name == "meta.yaml" or "/plots/metrics/" in f"/{rel}":
+            stores.add(d if name == "meta.yaml" else url[: url.index("/plots/metrics/")])
+            continue
+        if is_event_file(name):
+            event_dirs[d] = event_dirs.get(d, 0) + 1
+    for d in sorted(stores):
+        out.skipped.append((d, "an MLflow or DVCLive store folder: read on local disk, or an MLflow tracking server "
+                               "as mlflow:EXPERIMENT"))
+    for d, n in sorted(event_dirs.items()):
+        out.found.append(Found(d, "tfevents", f"{n} TensorBoard event file(s)"))
+    for url, _size in files:
+        rel = url[len(base):].lstrip("/")
+        parts = rel.split("/")
+        name = parts[-1]
+        if any(p.startswith(".") or p in SKIP_DIRS for p in parts[:-1]) or is_event_file(name):
+            continue
+        if any(url.startswith(s + "/") for s in stores):
+            continue
+        if formats is not None and formats.format_for(url) is not None:
+            out.found.append(Found(url, "custom", "a format declared in the configuration"))
+            continue
+        if name in NOT_LOGS or _NOT_LOG_NAME.match(name) or not is_candidate(name):
+            continue
+        _consider(url, out, formats)
+    # the order of the walk on disk: a folder's event files, then its files by name, then its subfolders
+    out.found.sort(key=lambda f: (f.path.split("/"), 0, "") if f.format == "tfevents" and f.path in event_dirs
+                   else (posixpath.dirname(f.path).split("/"), 1, posixpath.basename(f.path)))
+    return out

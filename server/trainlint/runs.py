@@ -16,6 +16,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from .core import fsio
 from .core.model import LogFile
 from .discovery import discover
 from .readers import NotALog, Source, open_source
@@ -61,7 +62,7 @@ class Plan:
 
 def run_dir(path: str) -> str:
     """The run directory of a log: an HF snapshot's run is the directory above checkpoint-N/."""
-    if not os.path.isdir(path):
+    if not fsio.isdir(path):
         d = os.path.dirname(path)
         return os.path.dirname(d) if re.fullmatch(r"checkpoint-\d+", os.path.basename(d)) else d
     # A directory of event files: HF writes them to <output>/runs/<date_host>/.
@@ -78,7 +79,7 @@ def plan(root: str, cfg: Any = None) -> Plan:
     by_run: dict[str, list[tuple[str, str]]] = {}
     for f in d.found:
         by_run.setdefault(run_dir(f.path), []).append((f.path, f.format))
-    explicit_file = not os.path.isdir(root)
+    explicit_file = not fsio.isdir(root)
     for rd, logs in by_run.items():
         states = [p for p, fmt in logs if fmt == "hf-trainer-state"]
         root_states = [p for p in states if os.path.dirname(p) == rd]
@@ -145,7 +146,7 @@ def artefacts(path: str) -> list[Artefact]:
     rd = run_dir(path)
     out: list[Artefact] = []
     try:
-        names = os.listdir(rd)
+        names = fsio.listdir(rd)
     except OSError:
         return out
     for name in names:
@@ -190,7 +191,7 @@ def collect_facts(path: str, log: LogFile, base: dict[str, Any], companions: Com
         if step > float(log_last):
             facts.update(log_is_prefix=True, run_last_step=step, run_last_kind=kind, run_last_path=where)
     try:
-        mtime = os.stat(path).st_mtime
+        mtime = fsio.stat(path).st_mtime
     except OSError:
         mtime = None
     if mtime is not None:

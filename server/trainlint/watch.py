@@ -8,15 +8,19 @@ measured idle time. ``--until-fail`` exits 1 at the first FAIL; Ctrl-C exits 0, 
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
+import statistics
 import sys
 import time
+from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 from .config import Config
 from .core.findings import Finding, Level
+from .core.remote import is_url
 from .core.report import Report
 from .judge import READ_ERRORS, judge_log, open_log, read_failure
 from .output.check_text import finding_line, rel
@@ -38,6 +42,14 @@ class Watched:
     points: int = 0
     grew_at: float = field(default_factory=time.monotonic)
     stalled: bool = False
+    grew: deque[float] = field(default_factory=lambda: deque(maxlen=33))  # when new points were seen
+
+    def usual_interval(self) -> float | None:
+        """The median time between two growths seen by this watcher (None before three)."""
+        if len(self.grew) < 3:
+            return None
+        times = list(self.grew)
+        return statistics.median(b - a for a, b in itertools.pairwise(times))
 
 
 def _key(f: Finding) -> tuple[Any, ...]:
@@ -46,8 +58,9 @@ def _key(f: Finding) -> tuple[Any, ...]:
 
 class Watcher:
     def __init__(self, paths: list[str], cfg: Config, out: TextIO = sys.stdout, as_json: bool = False,
-                 stall_s: float = 120.0) -> None:
+                 stall_s: float = 120.0, notifier: Any = None, stall_factor: float = 10.0) -> None:
         self.paths, self.cfg, self.out, self.as_json, self.stall_s = paths, cfg, out, as_json, stall_s
+        self.notifier, self.stall_factor = notifier, stall_factor
         self.units: dict[str, Watched] = {}
         self.companions = Companions()
         self.colour = out.isatty() and not as_json
@@ -57,7 +70,7 @@ class Watcher:
     def discover(self) -> None:
         for root in self.paths:
             for item in plan(root, self.cfg).items:
-                key = os.path.abspath(item.path)
+                key = item.path if is_url(item.path) else os.path.abspath(item.path)
                 if key not in self.units:
                     self.units[key] = Watched(item.path, item.format, dict(item.facts))
 
@@ -133,7 +146,13 @@ class Watcher:
         log = u.source.log
         points = sum(len(s) for s in log.series.values())
         if points > u.points:
-            u.grew_at, u.stalled = time.monotonic(), False
+            u.grew_at = time.monotonic()
+            if u.points:  # the first read is not a growth: it has no interval before it
+                u.grew.append(u.grew_at)
+            if u.stalled:
+                u.stalled = False
+                self._alert({"event": "resumed", "path": rel(u.path),
+                             "evidence": f"new points again ({points - u.points} since the stall)"})
         u.points = points
         u.report = judge_log(log, self.cfg, collect_facts(u.path, log, u.facts, self.companions))
         return True
@@ -152,7 +171,15 @@ class Watcher:
                 self._finding("resolved", f)
         u.shown = now
 
+    def _alert(self, alert: dict[str, Any]) -> None:
+        if self.notifier:
+            self.notifier.alert(alert)
+
     def _finding(self, kind: str, f: Finding) -> None:
+        if f.level in (Level.FAIL, Level.WARN):
+            self._alert({"event": kind, "id": f.id, "level": f.level.value, "series": f.series,
+                         "path": rel(f.location.path), "line": f.location.line, "record": f.location.record,
+                         "evidence": f.evidence.text})
         if self.as_json:
             self._json({"event": kind, "id": f.id, "level": f.level.value, "path": rel(f.location.path),
                         "line": f.location.line, "record": f.location.record, "evidence": f.evidence.text})
@@ -192,32 +219,78 @@ class Watcher:
         now = time.monotonic()
         for u in self.units.values():
             idle = now - u.grew_at
-            if not u.stalled and u.points and idle >= self.stall_s:
+            usual = u.usual_interval()
+            # stalled: idle for --stall-seconds, or for --stall-factor times the log's usual interval (measured
+            # between the growths this watcher saw; at least a second, so a burst of writes is not a rhythm)
+            by_rhythm = usual is not None and idle >= max(1.0, self.stall_factor * usual)
+            if not u.stalled and u.points and (idle >= self.stall_s or by_rhythm):
                 u.stalled = True
+                said = f"no new point for {idle:.1f} s"
+                if usual is not None:
+                    said += f" ({idle / max(usual, 1e-9):.0f}x its usual interval of {usual:.2f} s)"
+                alert = {"event": "stall", "path": rel(u.path), "idle_s": round(idle, 1),
+                         "usual_interval_s": None if usual is None else round(usual, 3), "evidence": said}
+                self._alert(alert)
                 if self.as_json:
-                    self._json({"event": "stall", "path": rel(u.path), "idle_s": round(idle, 1)})
+                    self._json(alert)
                 else:
-                    print(f"[trainlint] {rel(u.path)}: no new point for {idle:.0f} s (measured)", file=self.out,
-                          flush=True)
+                    print(f"[trainlint] {rel(u.path)}: {said} (measured)", file=self.out, flush=True)
 
 
 def run(paths: list[str], cfg: Config, until_fail: bool = False, as_json: bool = False,
-        stall_s: float = 120.0, out: TextIO = sys.stdout) -> int:
-    """Watch until Ctrl-C (exit by the verdict) or, with ``until_fail``, the first FAIL (exit 1).
+        stall_s: float = 120.0, out: TextIO = sys.stdout, notify: list[str] | None = None,
+        notify_commands: list[str] | None = None, notify_timeout: float = 5.0, stall_factor: float = 10.0,
+        poll_s: float = 10.0) -> int:
+    notifier = None
+    if notify or notify_commands:
+        from .notify import Notifier  # start-up: only with --notify
 
-    Ctrl-C can arrive at any instant, the first judgement and status line included: the whole watch is inside
-    the handler, so it always ends by the verdict reached so far and never as the CLI's "could not judge".
-    """
-    import watchfiles
-
-    w = Watcher(paths, cfg, out, as_json, stall_s)
+        try:
+            notifier = Notifier(notify or [], notify_commands or [], notify_timeout)
+        except ValueError as e:
+            print(f"trainlint: {e}", file=sys.stderr)
+            return 2
+    w = Watcher(paths, cfg, out, as_json, stall_s, notifier, stall_factor)
     try:
-        return _watch(w, paths, until_fail, watchfiles)
+        return _run(w, until_fail, poll_s)
     except KeyboardInterrupt:
+        # Ctrl-C can arrive at any instant, the first judgement and status line included: the watch always ends
+        # by the verdict reached so far, never as the CLI's "could not judge".
         return 1 if w.verdict() == Level.FAIL else 0
+    finally:
+        if notifier is not None:
+            notifier.close()
 
 
-def _watch(w: Watcher, paths: list[str], until_fail: bool, watchfiles: Any) -> int:
+def _step(w: Watcher, until_fail: bool) -> bool:
+    """Ask every unit (a stat each: events are hints, the files are the truth); True to stop at a FAIL."""
+    touched = [u for u in list(w.units.values()) if w.judge(u)]
+    for u in touched:
+        w.emit(u)
+    if touched:
+        w.status()
+    w.stalls()
+    return until_fail and w.verdict() == Level.FAIL
+
+
+def _poll(w: Watcher, until_fail: bool, every_s: float) -> int:
+    """Remote logs (s3://, gs://, https://…) have no change events: ask every ``every_s`` seconds; each ask is
+    one metadata request per log, and a log that grew is read from where it was left (a ranged read)."""
+    try:
+        while True:
+            time.sleep(every_s)
+            w.discover()
+            if _step(w, until_fail):
+                return 1
+    except KeyboardInterrupt:
+        pass
+    return 1 if w.verdict() == Level.FAIL else 0
+
+
+def _run(w: Watcher, until_fail: bool, poll_s: float = 10.0) -> int:
+    import watchfiles  # before the first status line: a Ctrl-C after it lands in the loop's handler
+
+    paths = w.paths
     w.discover()
     for u in w.units.values():
         w.judge(u)
@@ -225,21 +298,20 @@ def _watch(w: Watcher, paths: list[str], until_fail: bool, watchfiles: Any) -> i
     w.status()
     if until_fail and w.verdict() == Level.FAIL:
         return 1
+    if any(is_url(p) for p in paths):
+        return _poll(w, until_fail, poll_s)
     roots = [p if os.path.isdir(p) else os.path.dirname(os.path.abspath(p)) for p in paths]
-    for changes in watchfiles.watch(*roots, debounce=150, step=50, rust_timeout=1000, yield_on_timeout=True,
-                                    raise_interrupt=True):
-        for _change, changed in changes:
-            if w.unit_of(changed) is None:
-                w.discover()  # a new log in a watched folder
-                break
-        # Every unit is asked, not only those named by the events: a stat each, and nothing is missed
-        # between the first judgement and the watcher's start (events are hints, the files are the truth).
-        touched = [u for u in list(w.units.values()) if w.judge(u)]
-        for u in touched:
-            w.emit(u)
-        if touched:
-            w.status()
-        w.stalls()
-        if until_fail and w.verdict() == Level.FAIL:
-            return 1
+    try:
+        for changes in watchfiles.watch(*roots, debounce=150, step=50, rust_timeout=1000, yield_on_timeout=True,
+                                        raise_interrupt=True):
+            for _change, changed in changes:
+                if w.unit_of(changed) is None:
+                    w.discover()  # a new log in a watched folder
+                    break
+            # Every unit is asked, not only those named by the events: nothing is missed between the first
+            # judgement and the watcher's start.
+            if _step(w, until_fail):
+                return 1
+    except KeyboardInterrupt:
+        pass
     return 1 if w.verdict() == Level.FAIL else 0

@@ -9,7 +9,6 @@ so parsing stays a line scan and positions are still exact.
 from __future__ import annotations
 
 import math
-import os
 import re
 from array import array
 from bisect import bisect_right
@@ -18,6 +17,7 @@ from enum import StrEnum
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
+from . import fsio
 from .fsio import open_regular
 from .lines import MAX_MATCH_LINE, split_lines
 
@@ -263,7 +263,7 @@ class LogFile:
         store, ``path``, which is small: read whole)."""
         if path is not None and path != self.path:
             return member_line(path, line_no)
-        if not self.line_index or line_no < 1 or os.path.isdir(self.path):
+        if not self.line_index or line_no < 1 or fsio.isdir(self.path):
             return None
         i = bisect_right(self.line_index, line_no, key=lambda entry: entry[0]) - 1
         if i < 0:

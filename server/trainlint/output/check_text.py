@@ -12,6 +12,8 @@ from ..core.report import Report
 
 
 def rel(path: str, base: str | None = None) -> str:
+    if "://" in path or path.startswith("mlflow:"):  # a remote log is named by its URL
+        return path
     try:
         r = os.path.relpath(path, base or os.getcwd())
     except ValueError:

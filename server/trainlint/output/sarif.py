@@ -13,15 +13,24 @@ from ..core.model import Location
 from ..core.report import Report
 from ..core.values import clean
 from ..rules import RULES
+from .ci_common import FINGERPRINT_KEY, fingerprints, is_url
 
 if TYPE_CHECKING:
     from typing import Any
+
+# GitHub code scanning's limits (per run): results beyond 25,000 are dropped by the upload, so the most severe are
+# kept and the rest counted in the run's properties; a result keeps at most 1,000 related locations.
+MAX_RESULTS = 25_000
+MAX_LOCATIONS = 1_000
+_SEVERITY = {Level.FAIL: 0, Level.WARN: 1, Level.NOT_CHECKED: 2, Level.INFO: 3, Level.PASS: 4}
 
 LEVELS = {Level.FAIL: "error", Level.WARN: "warning", Level.NOT_CHECKED: "warning", Level.INFO: "note",
           Level.PASS: "none"}
 
 
 def _uri(path: str, base: str) -> str:
+    if is_url(path):  # a remote log (s3://, https://, mlflow:): its URL is its name
+        return path
     try:
         r = os.path.relpath(path, base)
     except ValueError:
@@ -33,7 +42,7 @@ def _uri(path: str, base: str) -> str:
 
 def _physical(loc: Location, base: str) -> dict[str, Any]:
     art: dict[str, Any] = {"uri": _uri(loc.path, base)}
-    if not art["uri"].startswith("file:"):
+    if not art["uri"].startswith("file:") and not is_url(loc.path):
         art["uriBaseId"] = "%SRCROOT%"
     phys: dict[str, Any] = {"artifactLocation": art}
     if loc.record is not None and loc.offset is not None:
@@ -54,26 +63,30 @@ def document(reports: list[Report], base: str | None = None) -> dict[str, Any]:
     base = os.path.abspath(base or os.getcwd())
     used: list[str] = []
     results = []
-    for rep in reports:
-        for f in rep.findings:
-            if f.id not in used:
-                used.append(f.id)
-            result: dict[str, Any] = {
-                "ruleId": f.id,
-                "ruleIndex": used.index(f.id),
-                "level": LEVELS[f.level],
-                "message": {"text": f"{f.evidence.text} — {f.message}"},
-                "locations": [{"physicalLocation": _physical(f.location, base)}],
-                "properties": {"trainlintLevel": f.level.value, "series": f.series,
-                               "evidence": dict(f.evidence.values), "interpretation": f.message},
-            }
-            if f.level == Level.PASS:
-                result["kind"] = "pass"
-            if f.related:
-                result["relatedLocations"] = [
-                    {"id": i, "physicalLocation": _physical(r.location, base),
-                     "message": {"text": f"{r.role}: {r.message}"}} for i, r in enumerate(f.related)]
-            results.append(result)
+    every = [(f, fp) for rep in reports for f, fp in zip(rep.findings, fingerprints(rep, base), strict=True)]
+    kept = sorted(range(len(every)), key=lambda i: _SEVERITY[every[i][0].level])[:MAX_RESULTS]
+    dropped = len(every) - len(kept)
+    for k in sorted(kept):
+        f, fp = every[k]
+        if f.id not in used:
+            used.append(f.id)
+        result: dict[str, Any] = {
+            "ruleId": f.id,
+            "ruleIndex": used.index(f.id),
+            "level": LEVELS[f.level],
+            "message": {"text": f"{f.evidence.text} — {f.message}"},
+            "locations": [{"physicalLocation": _physical(f.location, base)}],
+            "partialFingerprints": {FINGERPRINT_KEY: fp},
+            "properties": {"trainlintLevel": f.level.value, "series": f.series,
+                           "evidence": dict(f.evidence.values), "interpretation": f.message},
+        }
+        if f.level == Level.PASS:
+            result["kind"] = "pass"
+        if f.related:
+            result["relatedLocations"] = [
+                {"id": i, "physicalLocation": _physical(r.location, base),
+                 "message": {"text": f"{r.role}: {r.message}"}} for i, r in enumerate(f.related[:MAX_LOCATIONS])]
+        results.append(result)
     rules = []
     for rid in used:
         rule = RULES.get(rid)
@@ -91,5 +104,6 @@ def document(reports: list[Report], base: str | None = None) -> dict[str, Any]:
             "tool": {"driver": {"name": "trainlint", "version": __version__, "rules": rules}},
             "originalUriBaseIds": {"%SRCROOT%": {"uri": Path(base).as_uri() + "/"}},
             "results": results,
+            **({"properties": {"resultsDropped": dropped, "resultsLimit": MAX_RESULTS}} if dropped else {}),
         }],
     })

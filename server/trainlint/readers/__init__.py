@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from ..core import fsio
 from ..core.fsio import open_regular
 from ..core.model import LogFile
 from ..core.roles import RoleMap
@@ -36,7 +37,7 @@ def binary_formats() -> tuple[str, ...]:
 
 def detect(path: str) -> Detection:
     """Directory, then name, then content. Raises OSError when the path cannot be read."""
-    if os.path.isdir(path):
+    if fsio.isdir(path):
         return detect_dir(path)
     name = os.path.basename(path.rstrip("/"))
     return detect_file(path, name, os.path.splitext(name)[1].lower())
@@ -52,6 +53,10 @@ def open_source(path: str, fmt: str | None = None, roles: RoleMap | None = None,
         return Tail(path, CustomReader(log, roles, user.patterns))
     if fmt == "custom":
         raise NotALog("no `formats:` entry of the configuration matches this file")
+    if fmt == "mlflow-rest" or (fmt is None and path.startswith("mlflow:")):  # a tracking server's run
+        from .mlflow_rest import MlflowRestTail  # start-up: only for an mlflow: path
+
+        return MlflowRestTail(path, roles)
     if fmt is None:
         d = detect(path)
         if d.format is None:

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import copy
 import errno
-import os
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ..core import fsio
 from ..core.fsio import TooLarge, open_regular
 from ..core.lines import count_breaks, count_breaks_bytes, ends_with_break
 from ..core.model import LogFile, Series, series_key
@@ -202,7 +202,7 @@ class Tail(Source):
 
         Raises OSError when the file cannot be read at all; the caller reports it.
         """
-        st = os.stat(self.path)
+        st = fsio.stat(self.path)
         if (st.st_size == self.size and st.st_mtime_ns == self.mtime_ns
                 and self.identity is not None and self.identity[0] == st.st_ino):
             return False
@@ -246,7 +246,7 @@ class Tail(Source):
         return f.read(self.offset - start)
 
     def _read_document(self, f: Any) -> None:
-        size = os.fstat(f.fileno()).st_size
+        size = fsio.size_of(f)
         if size > MAX_DOCUMENT:
             raise TooLarge(errno.EFBIG, f"a JSON document of {size} bytes, over the {MAX_DOCUMENT >> 20} MB "
                                         "trainlint reads whole; it was not read", self.path)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 
+from ..core import fsio
 from ..core.fsio import open_regular
 from ..core.model import NUMBER_RE, Locator, LogFile, parse_number
 from ..core.roles import RoleMap
@@ -149,7 +150,7 @@ class StoreTail(Source):
 
 
 def _sniff_mlflow(path: str) -> Detection | None:
-    if store_kind(path) != "mlflow":
+    if fsio._remote(path) or store_kind(path) != "mlflow":
         return None
     if mlflow_meta(path).get("lifecycle_stage") == "deleted":
         return Detection(None, "a deleted MLflow run")
@@ -157,7 +158,9 @@ def _sniff_mlflow(path: str) -> Detection | None:
 
 
 def _sniff_dvclive(path: str) -> Detection | None:
-    return Detection("dvclive", "a DVCLive folder (plots/metrics/*.tsv)") if store_kind(path) == "dvclive" else None
+    if fsio._remote(path) or store_kind(path) != "dvclive":
+        return None
+    return Detection("dvclive", "a DVCLive folder (plots/metrics/*.tsv)")
 
 
 FORMATS = (

@@ -18,6 +18,7 @@ import struct
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from ..core import fsio
 from ..core.fsio import open_regular
 from ..core.model import Event, EventKind, LogFile, Series, series_key
 from ..core.roles import RoleMap, classify
@@ -77,13 +78,13 @@ SPLITS = ("train", "validation", "val", "eval", "test")
 def split_dirs(path: str) -> list[str]:
     """The split subfolders of ``path`` that hold event files (at least two, and none in ``path`` itself)."""
     try:
-        names = os.listdir(path)
+        names = fsio.listdir(path)
     except OSError:
         return []
     if any(is_event_file(n) for n in names):
         return []
-    out = [os.path.join(path, n) for n in sorted(names) if n in SPLITS and os.path.isdir(os.path.join(path, n))
-           and any(is_event_file(m) for m in os.listdir(os.path.join(path, n)))]
+    out = [os.path.join(path, n) for n in sorted(names) if n in SPLITS and fsio.isdir(os.path.join(path, n))
+           and any(is_event_file(m) for m in fsio.listdir(os.path.join(path, n)))]
     return out if len(out) >= 2 else []
 
 
@@ -151,10 +152,10 @@ class TensorBoardTail(Source):
         self._by_tag: dict[str, Series] = {}
 
     def _members(self) -> list[str]:
-        if os.path.isdir(self.path):
+        if fsio.isdir(self.path):
             dirs = split_dirs(self.path) or [self.path, *scalars_dirs(self.path)]
-            return [os.path.join(d, n) for d in dirs for n in sorted(os.listdir(d))
-                    if is_event_file(n) and os.path.isfile(os.path.join(d, n))]
+            return [os.path.join(d, n) for d in dirs for n in sorted(fsio.listdir(d))
+                    if is_event_file(n) and fsio.isfile(os.path.join(d, n))]
         return [self.path]
 
     def restart(self) -> None:
@@ -172,12 +173,12 @@ class TensorBoardTail(Source):
 
             self._event_pb2 = event_pb2
         members = self._members()
-        if not os.path.isdir(self.path) and not os.path.exists(self.path):
+        if not fsio.exists(self.path):
             raise FileNotFoundError(self.path)
         # A member that vanished, shrank or was replaced invalidates the merge: read all again.
         for p, fs in self._files.items():
             try:
-                st = os.stat(p)
+                st = fsio.stat(p)
             except OSError:
                 self.restart()
                 break
@@ -193,14 +194,14 @@ class TensorBoardTail(Source):
             fs = self._files.get(p)
             if fs is None:
                 sub = os.path.dirname(p)
-                prefix = os.path.basename(sub) + "/" if os.path.isdir(self.path) and sub != self.path else ""
+                prefix = os.path.basename(sub) + "/" if sub != self.path and fsio.isdir(self.path) else ""
                 fs = self._files[p] = _FileState(p, len(self.log.members), prefix=prefix)
                 self.log.members.append(p)
             changed |= self._read_file(fs)
         return changed
 
     def _read_file(self, fs: _FileState) -> bool:
-        st = os.stat(fs.path)
+        st = fsio.stat(fs.path)
         if st.st_size == fs.size and st.st_mtime_ns == fs.mtime_ns and st.st_ino == fs.inode:
             return False
         fs.inode, fs.size, fs.mtime_ns = st.st_ino, st.st_size, st.st_mtime_ns
@@ -422,7 +423,7 @@ def _sniff_name(name: str, suffix: str) -> Detection | None:
 
 
 def _sniff_dir(path: str) -> Detection | None:
-    if any(is_event_file(n) for n in os.listdir(path)):
+    if any(is_event_file(n) for n in fsio.listdir(path)):
         return Detection("tfevents", "a directory holding TensorBoard event files")
     if split_dirs(path):
         return Detection("tfevents", "a TensorBoard run written as split folders (train/, validation/)")
