@@ -434,3 +434,35 @@ def test_item12_an_unknown_rule_id_in_select_or_ignore_is_named(tmp_path: Path) 
     assert r.returncode == 1 and "TP-DIVERGE [FAIL]" in r.stdout, r.stdout  # the rest still runs
     _, errors = Settings.parse({"trainlint": {"select": ["TL-NOPE"]}})
     assert any("'TL-NOPE' is not a rule ID" in e for e in errors), errors
+
+
+def test_item13_invalid_utf8_inside_a_dataset_line_is_reported_on_its_line(tmp_path: Path) -> None:
+    from trainlint.preflight import preflight
+
+    rows = [b'{"text": "a fine example"}', b'{"text": "bad \xff\xfe bytes"}', b'{"text": "another \xe2\x9c\x93"}']
+    (tmp_path / "data.jsonl").write_bytes(b"\n".join(rows) + b"\n")
+    [rep] = preflight([str(tmp_path / "data.jsonl")])
+    bad = [(f.id, f.location.line, f.evidence.text) for f in rep.findings if f.id == "TP-PRE-MALFORMED-JSONL"]
+    assert len(bad) == 1 and bad[0][1] == 2 and "not valid UTF-8" in bad[0][2], rep.findings
+
+
+def test_item14_preflight_refuses_a_max_len_that_is_not_positive(tmp_path: Path) -> None:
+    (tmp_path / "data.jsonl").write_text('{"text": "x"}\n')
+    for value in ("-1", "0"):
+        r = subprocess.run([*CLI, "preflight", "--max-len", value, str(tmp_path / "data.jsonl")], capture_output=True,
+                           text=True, timeout=60)
+        assert r.returncode == 2 and "--max-len" in r.stderr and "positive" in r.stderr, (value, r.stderr)
+
+
+def test_item15_a_log_history_that_is_not_a_list_says_so(tmp_path: Path) -> None:
+    from trainlint.readers import read
+
+    for name, value in (("dict", '{"0": {"loss": 1.0, "step": 1}, "x": [1]}'), ("str", '"[{\\"loss\\": 1.0}]"')):
+        path = tmp_path / name / "trainer_state.json"
+        path.parent.mkdir()
+        path.write_text('{"global_step": 1,\n "log_history": ' + value + "}\n")
+        log = read(str(path))
+        msgs = [p.message for p in log.problems]
+        assert any(f"`log_history` is {'an object' if name == 'dict' else 'a string'}, not a list" in m
+                   for m in msgs), msgs
+        assert not log.series

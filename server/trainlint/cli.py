@@ -95,7 +95,7 @@ def _parser() -> argparse.ArgumentParser:
                          "valid or dev are evaluation files already)")
     pf.add_argument("--tokenizer", help="a local tokenizer.json (tokenizers) or SentencePiece .model (never a "
                                         "download)")
-    pf.add_argument("--max-len", type=int, help="the context length, in tokens (needs --tokenizer)")
+    pf.add_argument("--max-len", type=_positive_int, help="the context length, in tokens (needs --tokenizer)")
     field = pf.add_mutually_exclusive_group()
     field.add_argument("--text-field", help="the field that holds each example's text")
     field.add_argument("--chat-field", help="the field that holds each example's chat turns")
@@ -237,6 +237,17 @@ def _docs(args: argparse.Namespace) -> int:
         print("trainlint: docs are stale: run `trainlint docs`", file=sys.stderr)
         return 1
     return EXIT_OK
+
+
+def _positive_int(text: str) -> int:
+    """A count of tokens: what the configuration's max_len accepts (1 to 10,000,000), not 0 or -1."""
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if not 0 < n <= 10_000_000:
+        raise argparse.ArgumentTypeError(f"expected a positive integer up to 10000000, got {n}")
+    return n
 
 
 def _config(args: argparse.Namespace, start: str):  # type: ignore[no-untyped-def]

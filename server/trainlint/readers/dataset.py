@@ -12,6 +12,7 @@ images); an assistant turn may hold only ``tool_calls``, answered by a ``tool`` 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -80,18 +81,36 @@ def lines(path: str) -> Iterator[tuple[int, str]]:
                 head = head[nl + 1:]
                 line_no += 1
                 skipping = False
-            for text in split_lines(head.decode("utf-8", "replace")):
+            for text in split_lines(_decode(head)):
                 if text.strip():
                     yield line_no, text
                 line_no += 1
         if pending.strip() and not skipping:
-            yield line_no, pending.decode("utf-8", "replace")
+            yield line_no, _decode(pending)
+
+
+_ESCAPED = re.compile("[\udc80-\udcff]")
+
+
+def _decode(data: bytes) -> str:
+    """UTF-8 text; bytes that are not UTF-8 are kept as lone surrogates (``surrogateescape``), which no valid
+    text holds, so the line they are on is reported (loaders raise UnicodeDecodeError on it)."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return data.decode("utf-8", "surrogateescape")
 
 
 def examples(path: str) -> Iterator[Example]:
     for n, text in lines(path):
         if text == "\x00too-long":
             yield Example(n, problem=f"longer than {MAX_LINE >> 20} MB; not read")
+            continue
+        bad = _ESCAPED.search(text)
+        if bad is not None:
+            shown = _ESCAPED.sub("\ufffd", text)
+            yield Example(n, shown, problem="holds bytes that are not valid UTF-8 (json and datasets loaders raise "
+                                            "UnicodeDecodeError)", column=bad.start() + 1)
             continue
         try:
             obj = json.loads(text)

@@ -92,6 +92,11 @@ class HFTrainerStateReader(FormatReader):
         if start < 0:
             log.problem("no `log_history` in this JSON: it is not HF Trainer output")
             return
+        kind = _not_a_list(doc.get("log_history") if doc is not None else None, text, start)
+        if kind is not None:
+            log.problem(f"`log_history` is {kind}, not a list of log entries; nothing was read from it",
+                        first_line + count_breaks(text, 0, start))
+            return
         pos = text.find("[", start)
         if pos < 0:
             return
@@ -173,6 +178,23 @@ def _json_error(e: ValueError) -> str:
     if lineno is not None:
         return f"{msg} at line {lineno}, column {colno}"
     return msg
+
+
+_AFTER_KEY = re.compile(r'"log_history"\s*:\s*(.)')
+_KINDS = {dict: "an object", str: "a string", int: "a number", float: "a number", bool: "a boolean",
+          type(None): "null"}
+
+
+def _not_a_list(value: Any, text: str, start: int) -> str | None:
+    """What ``log_history`` is when it is not a list ("an object", "a string"), else None. From the parsed
+    document when there is one, else from the character after its colon (a document cut mid-write)."""
+    if value is not None:
+        return None if isinstance(value, list) else _KINDS.get(type(value), type(value).__name__)
+    m = _AFTER_KEY.match(text, start)
+    if m is None or m.group(1) == "[":
+        return None
+    return {"{": "an object", '"': "a string", "n": "null", "t": "a boolean", "f": "a boolean"}.get(m.group(1),
+                                                                                              "a number")
 
 
 def looks_like(head: str) -> bool:
