@@ -292,8 +292,13 @@ def doc(results: list[dict], summary: dict, seconds: float, jobs: int, live: boo
         lines.append(f"| {fault} | {', '.join(FAULT_RULES[fault])} | {v['runs']} | {v['detected']} | {md} | "
                      + (", ".join(f"{k} ×{n}" for k, n in instead.most_common(4)) or "-") + " |")
     f = summary["faulty"]
+    # the prefixes before a fault shows are a healthy run's: an alarm there is a false one
+    early_runs = {lv: sum(any(p["k"] < (r["onset_k"] or 0) and any(x == lv for _rule, x in p["findings"])
+                              for p in r["points"]) for r in faulty) for lv in ALARMS}
     lines += ["", f"Detected: {f['detected']} of {f['runs']} faulty runs "
-                  f"({f['detected'] / max(1, f['runs']):.0%}).", "",
+                  f"({f['detected'] / max(1, f['runs']):.0%}). Before their onset (prefixes that do not yet hold the "
+                  f"fault), {early_runs['FAIL']} faulty runs had a FAIL and {early_runs['WARN']} a WARN at some "
+                  "prefix.", "",
               "## Per rule (report half)", "",
               "Healthy columns: runs on which the rule fired at that level at any prefix or at the end, with the 95% "
               "upper bound of its false-alarm rate. Detections: faulty runs whose fault the rule names and on which "

@@ -76,25 +76,24 @@ def params(run: dict) -> dict:
     if p["schedule"] == "restarts":
         p["cycles"] = rng.choice([2, 3, 4])
     length_key, total = {
-        "hf": ("steps", rng.randrange(150, 401)), "lightning": ("steps", rng.randrange(150, 401)),
-        "torch": ("steps", rng.randrange(150, 501)), "keras": ("epochs", rng.randrange(20, 61)),
-        "sklearn": ("epochs", rng.randrange(30, 151)), "lightgbm": ("rounds", rng.randrange(100, 401)),
-        "rl": ("updates", rng.randrange(40, 101)),
+        "hf": ("steps", rng.randrange(120, 301)), "lightning": ("steps", rng.randrange(120, 301)),
+        "torch": ("steps", rng.randrange(120, 321)), "keras": ("epochs", rng.randrange(15, 41)),
+        "sklearn": ("epochs", rng.randrange(30, 121)), "lightgbm": ("rounds", rng.randrange(100, 401)),
+        "rl": ("updates", rng.randrange(30, 61)),
     }[fw]
     p[length_key] = total
     p["warmup"] = rng.choice([0, 0, int(total * rng.uniform(0.03, 0.15))])
     p["clip"] = rng.choice([1.0, 1.0, 5.0])
+    points = rng.choice([30, 45, 60, 80])  # logged train points: small files, still a noisy curve
     if fw in ("hf", "lightning", "torch"):
-        p["log_every"] = rng.choice([1, 2, 5, 5, 10])
-        p["eval_every"] = rng.choice([10, 20, 25, 50])
-        while p["eval_every"] * 4 > total:
-            p["eval_every"] //= 2
+        p["log_every"] = max(1, total // points)
+        p["eval_every"] = max(p["log_every"], total // rng.choice([8, 12, 20]))
     elif fw == "lightgbm":
-        p.update(log_every=rng.choice([1, 1, 5, 10]), leaves=rng.choice([7, 15, 31]),
+        p.update(log_every=max(1, total // points), leaves=rng.choice([7, 15, 31]),
                  min_leaf=rng.choice([5, 20, 40]), bagging=rng.choice([1.0, 0.8, 0.6]))
         p["lr"] = _loguniform(rng, 0.01, 0.2)
     elif fw == "rl":
-        p.update(log_every=rng.choice([1, 1, 2, 5]), episodes=rng.choice([1, 2]),
+        p.update(log_every=rng.choice([1, 1, 2]), episodes=rng.choice([1, 2]),
                  gamma=rng.choice([0.95, 0.99]), lr=_loguniform(rng, 1e-3, 1e-2))
     elif fw == "sklearn":
         p["task"] = rng.choice(["regress", "classify"])
@@ -206,6 +205,8 @@ def main() -> None:
             todo.setdefault(r["framework"], []).append(
                 {"id": r["id"], "dir": os.path.join(POP, r["framework"], r["id"]), "label": r["label"],
                  "params": params(r)})
+        for fw in todo:  # round-robin over the labels: a partial population is a balanced one
+            todo[fw].sort(key=lambda s: (int(s["id"].rsplit("-", 1)[1]), s["label"]))
         running: list[tuple[str, subprocess.Popen, str, float]] = []
         queue = sorted(todo, key=lambda fw: -len(todo[fw]))
         print(f"{sum(len(v) for v in todo.values())} runs to make: "

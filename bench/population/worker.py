@@ -106,11 +106,12 @@ def torch_model(p: dict):  # type: ignore[no-untyped-def]
 
 
 def poison(model) -> None:  # type: ignore[no-untyped-def]
-    """NaN/Inf fault: one weight becomes non-finite (an fp overflow in a real run), so every loss after is."""
+    """NaN fault: one weight becomes NaN (an fp overflow in a real run), so every loss after it is NaN (an Inf
+    weight would not do: tanh saturates it to a finite activation with a zero gradient, and the run goes on)."""
     import torch
 
     with torch.no_grad():
-        next(iter(model.parameters())).view(-1)[0] = float("nan") if hash(id(model)) % 2 else float("inf")
+        next(iter(model.parameters())).view(-1)[0] = float("nan")
 
 
 def freeze(model) -> None:  # type: ignore[no-untyped-def]
@@ -350,13 +351,19 @@ def run_torch(p: dict, label: str, out: str) -> dict:
         lines = Lines("metrics.csv")
         lines.write(-1, "step,train_loss,val_loss,lr,grad_norm,time")
     t0 = time.time()
+    clock = {"last": t0, "data": 0.0}
 
     def log(step: int, d: dict) -> None:
         if writer is not None:
             for k, v in d.items():
                 writer.add_scalar(k.replace("_", "/", 1) if k != "lr" else "lr", v, step)
-        elif fmt == "jsonl":
-            lines.write(step, json.dumps({"step": step, **d, "time": round(time.time() - t0, 4)}))
+        elif fmt == "jsonl":  # mmengine's keys: seconds per iteration and loader seconds over the interval
+            extra = {}
+            if "train_loss" in d:
+                extra = {"time": round((time.time() - clock["last"]) / p["log_every"], 5),
+                         "data_time": round(clock["data"] / p["log_every"], 5)}
+                clock.update(last=time.time(), data=0.0)
+            lines.write(step, json.dumps({"step": step, **d, **extra}))
         elif fmt == "csv":
             lines.write(step, ",".join(["" if d.get(k) is None else repr(float(d[k])) for k in
                                         ("train_loss", "val_loss", "lr", "grad_norm")]).join([f"{step},", ""])
@@ -388,10 +395,12 @@ def run_torch(p: dict, label: str, out: str) -> dict:
                 freeze(model)
             elif label == "killed":
                 die()
+        t_data = time.time()
         if label == "stall" and step >= p["onset"]:
-            time.sleep(p["sleep"])
+            time.sleep(p["sleep"])  # the loader stalls: a slow disk, a worker gone
         idx = torch.randint(0, len(x), (bs,), generator=g)
         xb, yb = x[idx], y[idx]
+        clock["data"] += time.time() - t_data
         if label == "overfit" and step >= p["onset"]:
             xb, yb = x[:16], y[:16] + 1.5 * torch.sin(torch.arange(16.0) * 3)
         if spike_batch(p, step):
@@ -523,7 +532,7 @@ def run_rl(p: dict, label: str, out: str) -> dict:
         for ep in range(p["episodes"]):
             obs, _ = env.reset(seed=p["seed"] * 10007 + u * 31 + ep)
             rewards = []
-            for _ in range(150):
+            for _ in range(100):
                 logits = pol(torch.tensor(obs, dtype=torch.float32))
                 if not torch.isfinite(logits).all():
                     logits = torch.zeros(2)  # a NaN policy acts at random; its loss below stays NaN
@@ -553,7 +562,9 @@ def run_rl(p: dict, label: str, out: str) -> dict:
         reward = total / p["episodes"]
         if (u + 1) % p["log_every"] == 0:
             rec = {"step": u + 1, "episode_reward": round(reward, 2), "policy_loss": float(loss.item()),
-                   "entropy": float(torch.stack(ents).mean().item()), "lr": lr, "time": round(time.time() - t0, 3)}
+                   "entropy": float(torch.stack(ents).mean().item()), "lr": lr,
+                   "time": round((time.time() - t0) / p["log_every"], 4)}  # seconds per update (mmengine's key)
+            t0 = time.time()
             lines.write(u + 1, json.dumps(rec))
             print(f"update {u + 1}/{updates} reward {reward:.1f} policy_loss {loss.item():.4f}", flush=True)
     return {"first_at": lines.first_at}
