@@ -803,6 +803,11 @@ def main() -> None:
 
     for mod in PREIMPORT[fw]:  # paid once here, not once per run
         importlib.import_module(mod)
+    if fw in ("hf", "lightning", "torch", "rl"):
+        # the first optimizer made imports torch._dynamo (seconds): in the parent, so no fork pays it again
+        w = torch.zeros(1, requires_grad=True)
+        for opt in (torch.optim.AdamW([w]), torch.optim.SGD([w], lr=0.1), torch.optim.Adam([w])):
+            torch.optim.lr_scheduler.LambdaLR(opt, lambda s: 1.0)
     for spec in specs:
         one(fw, spec, labels_dir)
 
