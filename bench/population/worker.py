@@ -628,6 +628,14 @@ def onset_location(fw: str, out: str, label: str, p: dict, extra: dict) -> dict 
         if label == "killed" and last is not None:  # a killed run shows at its last line
             loc.update(file=name, line=last)
 
+    if label == "killed" and extra.get("first_at") is None:
+        # the child was killed before it could report its lines: its own log ends where it died
+        for name in ("metrics.jsonl", "metrics.csv", "train.log"):
+            path = os.path.join(out, name)
+            if name in files and os.path.getsize(path):
+                n = len(_lines(path))
+                loc.update(file=name, line=n - 1 if _lines(path)[-1] == "" else n)
+                return loc
     if extra.get("first_at") is not None:
         name = "metrics.jsonl" if "metrics.jsonl" in files else "metrics.csv"
         hits = sorted(s for s in extra["first_at"] if int(s) >= step)
