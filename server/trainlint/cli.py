@@ -103,9 +103,8 @@ def _parser() -> argparse.ArgumentParser:
     pf.add_argument("--quiet", "-q", action="store_true")
     pf.add_argument("--verbose", "-v", action="store_true", help="also print what was measured (examples, tokens)")
 
-    from .envcheck import add_parser as add_env
 
-    add_env(sub)
+    _add_env_parser(sub)
 
     e = sub.add_parser("events", help="print a TensorBoard event file (or an MLflow SQLite store) as text, one "
                                       "scalar per line")
@@ -150,6 +149,23 @@ def _parser() -> argparse.ArgumentParser:
     sv.add_argument("--log-level", default="WARNING")
     sv.add_argument("--stdio", action="store_true", help="talk over stdio (the default; language clients pass it)")
     return p
+
+
+def _add_env_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """`trainlint env` (envcheck.py): declared here so that building the parser imports nothing heavy."""
+    e = sub.add_parser("env", help="can this machine start this run: the module imports (in a subprocess), RAM, "
+                                   "disk for the checkpoints kept, a checkpoint complete (never unpickled)")
+    e.add_argument("--module", help="the training module to import in a subprocess (as `python -m MODULE` would)")
+    e.add_argument("--python", help="the run's interpreter (default: the first python on PATH)")
+    e.add_argument("--cwd", help="the folder the run starts from (default: this one)")
+    e.add_argument("--timeout", type=float, help="seconds the import may take (default 120)")
+    e.add_argument("--required-gb", type=float, help="RAM the run needs, in GB")
+    e.add_argument("--output-dir", help="where the run writes its checkpoints")
+    e.add_argument("--checkpoint-gb", type=float, help="the size of one checkpoint, in GB")
+    e.add_argument("--keep", type=int, default=1, help="how many checkpoints the run keeps (default 1)")
+    e.add_argument("--checkpoint", help="a checkpoint file (or folder) to resume from: checked, never unpickled")
+    e.add_argument("--format", choices=("concise", "full", "text", "json", "sarif"), default="concise")
+    e.add_argument("--quiet", "-q", action="store_true")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

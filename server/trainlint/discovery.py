@@ -127,12 +127,27 @@ def discover(root: str, max_files: int = 100_000, formats: Any = None) -> Discov
     return out
 
 
+_AUDIO_KEYS = (b'"audio', b'"path"', b'"file"', b'"wav"', b'"file_name"', b".wav", b".flac", b".mp3", b".ogg")
+
+
+def _may_name_audio(path: str) -> bool:
+    """A JSON(L) file whose first 4 KB name no audio key or file: not a speech manifest, and the speech reader
+    (csv, wave, the dataset reader) is not imported for it (start-up: every trainer_state.json passes here)."""
+    try:
+        with open_regular(path) as f:
+            head = f.read(4096)
+    except OSError:
+        return True  # the speech reader says why it cannot be read
+    return any(k in head for k in _AUDIO_KEYS)
+
+
 def dataset_reason(path: str, cfg: Any = None) -> str | None:
     """Why ``path`` is a fine-tuning dataset (linted by preflight, not judged as a log), or None."""
     if cfg is not None and cfg.names_dataset(path):
         return "a dataset the configuration names (datasets:)"
     name = os.path.basename(path).lower()
-    if name.endswith((".jsonl", ".json")) or (name.startswith("metadata") and name.endswith((".csv", ".txt"))):
+    if (name.startswith("metadata") and name.endswith((".csv", ".txt"))) or (
+            name.endswith((".jsonl", ".json")) and _may_name_audio(path)):
         from .readers.speech import layout_of as speech_layout  # a first line read: audio paths and transcripts?
 
         if speech_layout(path) is not None:

@@ -344,22 +344,6 @@ def env_report(module: str | None = None, python: str | None = None, cwd: str | 
     return Report("environment", "env", verdict, findings, ran=ran)
 
 
-def add_parser(sub: Any) -> None:
-    e = sub.add_parser("env", help="can this machine start this run: the module imports (in a subprocess), RAM, "
-                                   "disk for the checkpoints kept, a checkpoint complete (never unpickled)")
-    e.add_argument("--module", help="the training module to import in a subprocess (as `python -m MODULE` would)")
-    e.add_argument("--python", help="the run's interpreter (default: the first python on PATH)")
-    e.add_argument("--cwd", help="the folder the run starts from (default: this one)")
-    e.add_argument("--timeout", type=float, help="seconds the import may take (default 120)")
-    e.add_argument("--required-gb", type=float, help="RAM the run needs, in GB")
-    e.add_argument("--output-dir", help="where the run writes its checkpoints")
-    e.add_argument("--checkpoint-gb", type=float, help="the size of one checkpoint, in GB")
-    e.add_argument("--keep", type=int, default=1, help="how many checkpoints the run keeps (default 1)")
-    e.add_argument("--checkpoint", help="a checkpoint file (or folder) to resume from: checked, never unpickled")
-    e.add_argument("--format", choices=("concise", "full", "text", "json", "sarif"), default="concise")
-    e.add_argument("--quiet", "-q", action="store_true")
-
-
 def main(args: argparse.Namespace) -> int:
     from . import config
     from .output import check_text

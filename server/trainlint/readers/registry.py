@@ -113,8 +113,10 @@ class FormatSpec:
     extras: dict[str, Any] = field(default_factory=dict)
 
 
-#: Reader modules that declare no format (the toolkit, and readers for other commands).
-NOT_FORMATS = frozenset({"base", "registry", "dataset", "speech", "custom"})  # custom: read by the `formats:` patterns
+#: Reader modules that declare no format: the toolkit, readers for other commands (datasets, speech corpora),
+#: the `formats:` patterns' reader (custom) and the tracking-server reader (mlflow_rest: an `mlflow:` path, never
+#: detected; it imports urllib, which a local check must not pay for).
+NOT_FORMATS = frozenset({"base", "registry", "dataset", "speech", "custom", "mlflow_rest"})
 
 _SPECS: tuple[FormatSpec, ...] | None = None
 
