@@ -15,14 +15,17 @@ from __future__ import annotations
 
 import math
 import os
-import sqlite3
 import struct
+from typing import TYPE_CHECKING
 
 from ..core.fsio import open_regular
 from ..core.model import LogFile, Series
 from ..core.roles import RoleMap, classify
 from .base import SeriesOnly, Source
 from .registry import Detection, FormatSpec, Probe
+
+if TYPE_CHECKING:
+    import sqlite3
 
 MAX_DB_BYTES = 512 << 20
 _QUERY = """
@@ -38,6 +41,8 @@ def looks_like(head: bytes) -> bool:
 
 
 def is_mlflow_db(path: str) -> bool:
+    import sqlite3  # start-up: only an MLflow database needs it
+
     try:
         con = _load(path)
     except (OSError, sqlite3.Error):
@@ -52,6 +57,8 @@ def is_mlflow_db(path: str) -> bool:
 
 
 def _load(path: str) -> sqlite3.Connection:
+    import sqlite3  # start-up: only an MLflow database needs it
+
     with open_regular(path) as f:
         data = f.read(MAX_DB_BYTES + 1)
     if len(data) > MAX_DB_BYTES:
@@ -153,6 +160,8 @@ class MlflowDbTail(Source):
         self._stamp: tuple[int, ...] | None = None
 
     def update(self, budget: int | None = None) -> bool:
+        import sqlite3  # start-up: only an MLflow database needs it
+
         stamp = _stamp(self.path)
         if stamp == self._stamp:
             return False

@@ -11,12 +11,12 @@ from __future__ import annotations
 import itertools
 import os
 import re
-import statistics
 from collections import defaultdict
 
 from ..core.model import Location, Role, Series
 from .base import Context, Evidence, Finding, Level, Measurement, Ratio, Related, Rule, Step, finite, is_live
 from .registry import Phase, check
+from .stats import median
 
 TL_RANK_STOPPED = Rule("TL-RANK-STOPPED", Level.WARN, "ranks", "A rank's log stops before the other ranks'")
 TL_RANK_STRAGGLER = Rule("TL-RANK-STRAGGLER", Level.WARN, "ranks", "A rank's steps take longer than the others'")
@@ -71,7 +71,7 @@ def _stopped(ctx: Context, groups: dict[str, dict[int, Series]]) -> list[Finding
     gaps = [b - a for a, b in itertools.pairwise(steps) if b > a]
     if not gaps:
         return []
-    interval = statistics.median(gaps)
+    interval = median(gaps)
     span = steps[-1] - steps[0]
     out = []
     only = ctx.facts.get("_rank_self")
@@ -109,13 +109,13 @@ def _stragglers(ctx: Context, groups: dict[str, dict[int, Series]]) -> list[Find
         for r, s in group.items():
             _, vals = finite(s)
             if len(vals) >= th.min_points_for_straggler:
-                medians[r] = statistics.median(vals)
+                medians[r] = median(vals)
         if len(medians) < 2:
             continue
         for r, m in sorted(medians.items()):
             if ctx.facts.get("_rank_self") is not None and r != ctx.facts["_rank_self"]:
                 continue
-            others = statistics.median([v for k, v in medians.items() if k != r])
+            others = median([v for k, v in medians.items() if k != r])
             if others <= 0 or m <= th.rank_straggler_ratio * others:
                 continue
             if role == Role.LOADER_TIME and (step_median is None or m - others < 0.1 * step_median):
@@ -183,7 +183,7 @@ def _peer_groups(ctx: Context) -> dict[str, dict[int, Series]]:
 
 def _median_of_role(groups: dict[str, dict[int, Series]], role: Role) -> float | None:
     vals = [v for g in groups.values() for s in g.values() if s.role == role for v in finite(s)[1]]
-    return statistics.median(vals) if vals else None
+    return median(vals) if vals else None
 
 
 def _lag_start(idx: list[int], vals: list[float], limit: float) -> int:
