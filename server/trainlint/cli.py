@@ -59,6 +59,9 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--verbose", "-v", action="store_true", help="also print what each check measured per series")
     c.add_argument("--select", help="comma-separated rule IDs or prefixes to run")
     c.add_argument("--ignore", help="comma-separated rule IDs or prefixes to skip")
+    c.add_argument("--live", action="store_true",
+                   help="judge the runs as still being written (rules that need progress wait); without it the "
+                        "bytes alone decide, whatever the files' age")
     common(c)
 
     s = sub.add_parser("series", help="list every series read from a file, with the lines of its points")
@@ -185,7 +188,7 @@ def _check(args: argparse.Namespace) -> int:
             reports.append(not_checked(path, None, f"cannot be read ({e.strerror or e})"))
             continue
         if args.log_format and not os.path.isdir(path):
-            reports.append(judge_path(path, cfg, args.log_format))
+            reports.append(judge_path(path, cfg, args.log_format, live=args.live))
             continue
         p = plan(path, cfg)
         skipped_files.extend(p.skipped)
@@ -202,7 +205,7 @@ def _check(args: argparse.Namespace) -> int:
                     reports.append(not_checked(path, "dataset", "a fine-tuning dataset, not a training log; run "
                                                "`trainlint preflight` on it"))
                 continue
-            reports.append(judge_path(item.path, cfg, item.format, item.facts, companions))
+            reports.append(judge_path(item.path, cfg, item.format, item.facts, companions, live=args.live))
         if os.path.isdir(path) and not p.items:
             print(f"trainlint: no training logs found under {path} ({p.considered} files considered)",
                   file=sys.stderr)

@@ -29,6 +29,7 @@ from .rules.base import (
     Skip,
     SkipReason,
     Step,
+    is_live,
 )
 from .runs import Companions, collect_facts
 
@@ -51,6 +52,7 @@ class Report:
     log: LogFile | None = None
     error: str | None = None
     baseline: str | None = None     # compare reports: the baseline's path
+    live: bool = False              # judged as a run still being written (rules that need progress waited)
 
 
 def worst(levels: list[Level]) -> Level | None:
@@ -60,7 +62,7 @@ def worst(levels: list[Level]) -> Level | None:
 def judge_log(log: LogFile, cfg: Config | None = None, facts: dict[str, Any] | None = None) -> Report:
     cfg = cfg or Config()
     ctx = Context(log, cfg.thresholds, dict(facts or {}))
-    rep = Report(log.path, log.format, Level.PASS, log=log)
+    rep = Report(log.path, log.format, Level.PASS, log=log, live=is_live(ctx))
     for check in CHECKS:
         enabled = [r for r in check.rules if cfg.enabled(r.id)]
         if not enabled:
@@ -218,16 +220,18 @@ def open_log(path: str, cfg: Config, fmt: str | None = None) -> Source:
 
 def judge_path(path: str, cfg: Config | None = None, fmt: str | None = None,
                facts: dict[str, Any] | None = None, companions: Companions | None = None,
-               now: float | None = None) -> Report:
+               now: float | None = None, live: bool | None = False) -> Report:
     """Read and judge one path with the facts of its run directory; never raises for a bad file.
 
-    ``now`` is the time the file's age is measured at (a live run is one written moments before it)."""
+    By default the bytes alone are judged (``live=False``: the file's age never changes a verdict); ``live=True``
+    judges the run as still being written; ``live=None`` measures that from the file's age at ``now`` (a live run
+    is one written moments before it)."""
     cfg = cfg or Config()
     try:
         src = open_log(path, cfg, fmt)
         src.update()
     except READ_ERRORS as e:
         return read_failure(path, fmt, e)
-    run_facts = collect_facts(path, src.log, facts or {}, companions or Companions(), now)
+    run_facts = collect_facts(path, src.log, facts or {}, companions or Companions(), now, live)
     return judge_log(src.log, cfg, run_facts)
 

@@ -65,7 +65,8 @@ def document(reports: list[Report], base: str | None = None) -> dict[str, Any]:
                 "message": {"text": f"{f.evidence.text} — {f.message}"},
                 "locations": [{"physicalLocation": _physical(f.location, base)}],
                 "properties": {"trainlintLevel": f.level.value, "series": f.series,
-                               "evidence": dict(f.evidence.values), "interpretation": f.message},
+                               "evidence": dict(f.evidence.values), "interpretation": f.message,
+                               **({"live": True} if rep.live else {})},
             }
             if f.level == Level.PASS:
                 result["kind"] = "pass"
@@ -91,5 +92,7 @@ def document(reports: list[Report], base: str | None = None) -> dict[str, Any]:
             "tool": {"driver": {"name": "trainlint", "version": __version__, "rules": rules}},
             "originalUriBaseIds": {"%SRCROOT%": {"uri": Path(base).as_uri() + "/"}},
             "results": results,
+            **({"properties": {"liveReports": [r.path for r in reports if r.live]}}
+               if any(r.live for r in reports) else {}),
         }],
     })

@@ -189,9 +189,22 @@ def too_few(n: int, need: int, what: str = "finite points", why: str = "") -> Sk
 
 
 def is_live(ctx: Context) -> bool:
-    """The run is still being written: its log changed within ``running_if_written_within_s``."""
+    """The run is still being written: the caller said so (``check --live``), or, where the caller measures it
+    (``watch``, the server), its log changed within ``running_if_written_within_s``. ``check`` never asks the
+    clock: the same bytes give the same verdict."""
+    live = ctx.facts.get("live")
+    if live is not None:
+        return bool(live)
     age = ctx.facts.get("age_s")
     return age is not None and age < ctx.th.running_if_written_within_s
+
+
+def live_why(ctx: Context) -> str:
+    """How a live run is known to be live, for coverage reasons: its measured age, or the caller's word."""
+    age = ctx.facts.get("age_s")
+    if ctx.facts.get("live") is None and age is not None:
+        return f"written {age:.0f} s ago"
+    return "judged as live"
 
 
 def too_early(ctx: Context, s: Series, n: int) -> SkipReason | None:
@@ -199,10 +212,9 @@ def too_early(ctx: Context, s: Series, n: int) -> SkipReason | None:
     th = ctx.th
     if not is_live(ctx):
         return None
-    age = ctx.facts["age_s"]
     if n < th.live_min_points:
-        return SkipReason(Skip.TOO_EARLY, f"{n} points while the run is still being written (written {age:.0f} s "
-                          f"ago); fewer than {th.live_min_points}")
+        return SkipReason(Skip.TOO_EARLY, f"{n} points while the run is still being written ({live_why(ctx)}); "
+                          f"fewer than {th.live_min_points}")
     planned = ctx.log.facts.get("max_steps")
     last = s.steps[-1] if len(s) else None
     if isinstance(planned, int | float) and planned > 0 and last is not None and last < th.live_min_progress * planned:
