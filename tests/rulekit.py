@@ -33,6 +33,17 @@ def only(rep: Report, rule_id: str) -> Finding:
 
 
 def ids(rep: Report) -> set[str]:
+    """The rules that fired, with those folded into another finding's evidence (one problem, one finding)."""
+    out = {f.id for f in rep.findings}
+    for f in rep.findings:
+        folded = f.evidence.values.get("folded_rules")
+        if isinstance(folded, str):
+            out.update(folded.split(", "))
+    return out
+
+
+def shown(rep: Report) -> set[str]:
+    """The rules of the findings a user sees (folded ones are in another finding's evidence)."""
     return {f.id for f in rep.findings}
 
 

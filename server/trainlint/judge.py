@@ -31,6 +31,7 @@ from .rules.base import (
     Step,
     is_live,
 )
+from .rules.consolidate import consolidate
 from .runs import Companions, collect_facts
 
 if TYPE_CHECKING:
@@ -79,6 +80,7 @@ def judge_log(log: LogFile, cfg: Config | None = None, facts: dict[str, Any] | N
         rep.findings.extend(f for f in result.findings if f.id in ids)
     if cfg.enabled(run_level.TL_SERIES_DISAGREE.id):
         rep.findings.extend(run_level.series_disagree(ctx, rep.findings, rep.measurements))
+    rep.findings = consolidate(rep.findings, log)  # one problem, one finding
     _same_points(rep.findings, log, ctx.facts.get("companion_logs") or [])
     if ctx.facts.get("log_is_prefix"):
         for f in rep.findings:

@@ -5,7 +5,7 @@ Docs pages (docs/rules/<ID>.md) and the tests that keep them in step read ``RULE
 
 from __future__ import annotations
 
-from . import compare, dataset, grad, loss_level, lr, nan, overfit, precision, run_level, timing
+from . import compare, dataset, grad, hidden_nan, loss_level, lr, nan, overfit, precision, run_level, timing
 from .base import Check, Level, Rule
 
 CHECKS: tuple[Check, ...] = (
@@ -13,6 +13,7 @@ CHECKS: tuple[Check, ...] = (
     loss_level.CHECKS[0],          # zero-loss
     grad.CHECKS[0],                # zero-grad
     nan.CHECKS[1],                 # grad-finite
+    *hidden_nan.CHECKS,            # hidden-nan
     loss_level.CHECKS[1],          # flat-loss
     loss_level.CHECKS[2],          # divergence
     loss_level.CHECKS[3],          # dead-run
