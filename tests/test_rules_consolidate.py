@@ -107,3 +107,38 @@ def test_at_most_one_fail_or_warn_per_series_and_line_over_corpus_and_gallery():
                 loc = f.get("location") or {}
                 per_place[(rep["path"], f["series"], loc.get("line"), loc.get("record"))] += 1
     assert per_place and max(per_place.values()) == 1, [k for k, n in per_place.items() if n > 1][:5]
+
+
+# -- rules that measure their noise (issue 30 item 4) -------------------------------------------------
+def test_a_late_lr_ramp_fails_as_divergence_judged_over_its_noise():
+    # A real tiny GPT (fixtures/live/loop-lr-ramp/make.py): lr 1.2x per iteration over the last 15%; the loss
+    # leaves its 2.65 floor and ends at 26.4. Before: PASS ("the window before it is at 1.01x the lowest level:
+    # one window does not decide"). The rise stands 12.2 level errors of its own noise above the lowest level.
+    rep = judge(LIVE / "loop-lr-ramp" / "train.log")
+    f = only(rep, "TP-DIVERGE")
+    v = f.evidence.values
+    assert (f.level, f.location.line, v["end"], v["minimum"], v["window"]) == (Level.FAIL, 69, 4.2234, 2.6508, 5)
+    assert (round(v["z"], 1), v["z_need"], round(v["sigma"], 4), v["changes"]) == (12.2, 3.5, 0.0482, 60)
+    # corroborated by the held-out loss, which rose from its best 2.682 to 23.1 (so no chance-dip allowance)
+    assert (v["held_series"], v["held_best"], v["held_last"]) == ("`val loss` (per-evaluation)", 2.682, 23.1065)
+    assert "judged over its noise: 12.2 level errors above the lowest level, where 3.5 were needed" in f.evidence.text
+    faithful(f)
+
+
+def test_a_noisy_floor_is_not_divergence_and_says_over_which_noise():
+    # hf-healthy: a per-batch loss at its floor ends 1.98x its luckiest window, 2.91 level errors above it
+    rep = judge(LIVE / "hf-healthy" / "train.log")
+    assert "TP-DIVERGE" not in ids(rep)
+    m = next(m for m in rep.measurements if m.check == "divergence")
+    assert "2.91 level errors above the lowest level (needs 5.73; noise 0.297 in log)" in m.text
+
+
+def test_a_ppo_loss_is_an_rl_objective_not_a_dead_run():
+    # A real SB3 PPO run on CartPole (fixtures/live/sb3-ppo/make.py): train/loss is PPO's total objective while
+    # rollout/ep_rew_mean rises 18.7 -> 300: the trend rules do not judge it as a supervised loss
+    rep = judge(LIVE / "sb3-ppo" / "progress.csv")
+    assert rep.verdict == Level.PASS and not {"TP-DEAD-RUN", "TP-DIVERGE", "TP-FLAT"} & ids(rep)
+    for check in ("dead-run", "divergence", "flat-loss"):
+        why = rep.coverage[check]["`train/loss`"]
+        assert why is not None and why.detail.startswith("an RL objective, not a supervised loss (`rollout/")
+    assert "non-finite-loss" in rep.ran  # NaN is still NaN in an RL loss
