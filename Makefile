@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint bench clean extension gallery
+.PHONY: demo test lint bench clean extension gallery population calibrate
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -54,6 +54,20 @@ gallery:
 	$(GALLERY_VENV)/bin/pip install --quiet transformers accelerate lightning keras mlflow dvclive wandb \
 	  tensorflow-cpu tensorboard trl datasets torchtune "torchao<0.14" sentencepiece
 	GALLERY_PYTHON=$(GALLERY_VENV)/bin/python NANOGPT_DIR=$(NANOGPT_DIR) $(PY) fixtures/live/make_gallery.py
+
+# The labelled population of real runs (issue 30; not part of `make test`): several hundred tiny CPU trainings,
+# healthy or with a fault injected at a random onset. Resumable: only runs not written yet are made.
+POPULATION_VENV ?= $(HOME)/.cache/trainlint-population/venv
+population: $(STAMP)
+	test -x $(POPULATION_VENV)/bin/python || $(PYTHON) -m venv $(POPULATION_VENV)
+	$(POPULATION_VENV)/bin/pip install --quiet torch==2.13.0
+	$(POPULATION_VENV)/bin/pip install --quiet transformers accelerate lightning keras scikit-learn lightgbm \
+	  gymnasium tensorboard
+	POPULATION_PYTHON=$(POPULATION_VENV)/bin/python $(PY) bench/population/make_population.py
+
+# Replays every population run at growing prefixes through the judge: bench/calibration.json, docs/calibration.md.
+calibrate: $(STAMP)
+	$(PY) bench/calibrate.py --jobs 2
 
 bench: $(STAMP)
 	$(PY) bench/run.py
