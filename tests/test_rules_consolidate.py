@@ -142,3 +142,28 @@ def test_a_ppo_loss_is_an_rl_objective_not_a_dead_run():
         why = rep.coverage[check]["`train/loss`"]
         assert why is not None and why.detail.startswith("an RL objective, not a supervised loss (`rollout/")
     assert "non-finite-loss" in rep.ran  # NaN is still NaN in an RL loss
+
+
+# -- TL-ZERO-GRAD-ONSET ---------------------------------------------------------------------------------
+POPULATION = FIXTURES / "population"
+
+
+def test_zero_grad_onset_on_a_run_frozen_mid_way():
+    # the population's hf-frozen-000: every parameter frozen at step 101 by the generator (onset line 41); its
+    # loss had fallen 93% before, so TP-DEAD-RUN cannot see it
+    path = POPULATION / "hf" / "hf-frozen-000" / "train.log"
+    if not path.exists():
+        pytest.skip(f"population run not available: {path}")
+    f = only(judge(path), "TL-ZERO-GRAD-ONSET")
+    v = f.evidence.values
+    assert (f.level, f.location.line, v["last_positive"], v["zeros"]) == (Level.FAIL, 41, 2.474, 65)
+    faithful(f)
+
+
+def test_zero_grad_onset_not_on_a_healthy_run_and_not_below_five_points(tmp_path):
+    assert "TL-ZERO-GRAD-ONSET" not in ids(judge(LIVE / "hf-healthy" / "train.log"))
+    rows = [{"step": i, "loss": 2.0 - 0.1 * i, "grad_norm": 1.0 if i < 6 else 0.0} for i in range(10)]
+    rep = judge(jsonl(tmp_path / "g.jsonl", rows))
+    assert "TL-ZERO-GRAD-ONSET" not in ids(rep)  # 4 zeros at the end: fewer than 5
+    m = next(m for m in rep.measurements if m.check == "zero-grad")
+    assert m.values["zero_tail"] == 4

@@ -29,7 +29,8 @@ if TYPE_CHECKING:
 
 #: the rule that names a fault best comes first: a cause before its symptoms, a specific shape before a generic one
 PREFERENCE = ("TL-NAN-HIDDEN", "TP-NAN", "TP-NAN-GRAD", "TP-ZERO-LOSS", "TP-ZERO-LOSS-ONSET", "TP-ZERO-GRAD",
-              "TP-ZERO-LR", "TP-FLAT", "TP-DIVERGE", "TP-OVERFIT", "TL-HELDOUT-RISE", "TP-DEAD-RUN",
+              "TL-ZERO-GRAD-ONSET", "TP-ZERO-LR", "TP-FLAT", "TP-DIVERGE", "TP-OVERFIT", "TL-HELDOUT-RISE",
+              "TP-DEAD-RUN",
               "TP-GRAD-SPIKE")
 #: findings about the log or the run, not about the values of the series they are placed on
 RUN_LEVEL = ("TL-LOG-PREFIX", "TL-RUN-INCOMPLETE", "TL-RESUME", "TL-DUPLICATE-STEPS", "TL-EVENTS-TRUNCATED",
