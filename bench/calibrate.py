@@ -8,7 +8,8 @@ files' lines; of its records for an event file) and at its end, each prefix a co
 same configuration lookup and the same `judge.judge_path`. A document written whole (HF's trainer_state.json,
 which the Trainer writes at a save, never line by line) is left out of the prefixes and present at the end.
 
-Determinism: today's `check` judges a file modified in the last 120 s as a live run. Every copy is touched to
+Determinism: `check` judges the bytes (issue 30); a trainlint before that judged a file modified in the last 120 s
+as a live run, so, for the figures before and after to compare, every copy is touched to
 two hours before the start of the calibration, so every prefix and every end is judged as a stopped run,
 whatever the clock (`--live-prefixes` instead judges the prefixes as runs still being written, with `now` at
 the copy's mtime; the end is always a stopped run).
@@ -262,8 +263,8 @@ def doc(results: list[dict], summary: dict, seconds: float, jobs: int, live: boo
         "",
         f"Each run is replayed at {POINTS - 1} prefixes (every 5% of each file's lines; of its records for an event "
         "file) and at its end, every copy in a temporary directory touched to two hours before the calibration "
-        "started, so every judgement is that of a stopped run whatever the clock (today's `check` takes a file "
-        "modified in the last 120 s for a live run)"
+        "started, so every judgement is that of a stopped run whatever the clock (`check` judges the bytes; "
+        "the touch keeps the figures of a trainlint before that comparable)"
         + (" — except that the prefixes were judged as live runs (`--live-prefixes`)" if live else "")
         + ". HF's trainer_state.json, written whole at a save, is present at the end only. Judging is "
         "`trainlint check DIR`'s: `runs.plan`, `config.for_path`, `judge.judge_path`.",
