@@ -253,6 +253,11 @@ def doc(results: list[dict], summary: dict, seconds: float, jobs: int, live: boo
     faulty = [r for r in report if r["label"] != "healthy"]
     nh = len(healthy)
     h = summary["healthy"]
+    import subprocess
+
+    rules_at = subprocess.run(["git", "log", "-1", "--format=%h %cs", "--", "server"], cwd=ROOT, capture_output=True,
+                              text=True).stdout.strip() or "unknown"
+    unjudged = Counter(r["framework"] for r in healthy if r["points"][-1]["verdict"] == "NOT-CHECKED")
     lines = [
         "# Calibration on a labelled population of real runs",
         "",
@@ -271,7 +276,8 @@ def doc(results: list[dict], summary: dict, seconds: float, jobs: int, live: boo
         "",
         f"Figures are those of the **report half** ({len(report)} runs: {nh} healthy, {len(faulty)} faulty); the tune "
         f"half ({len(results) - len(report)} runs) is where thresholds may be set. {len(results)} runs, "
-        f"{sum(len(r['points']) for r in results)} judgements in {seconds:.0f} s with {jobs} processes.",
+        f"{sum(len(r['points']) for r in results)} judgements in {seconds:.0f} s with {jobs} processes. Rules as of "
+        f"the last commit to server/: {rules_at}.",
         "",
         "## Summary",
         "",
@@ -281,7 +287,9 @@ def doc(results: list[dict], summary: dict, seconds: float, jobs: int, live: boo
         f"| healthy runs with a WARN | {nh} | {h['false_warn_runs']} | {upper95(h['false_warn_runs'], nh):.1%} |",
         "",
         "The bound is the one-sided 95% Clopper–Pearson upper limit of a binomial rate (for 0 of n it is "
-        "1 − 0.05^(1/n), about 3/n: the rule of three).",
+        "1 − 0.05^(1/n), about 3/n: the rule of three). Healthy runs NOT-CHECKED at their end (nothing read as a "
+        f"loss; counted as no alarm): {sum(unjudged.values())}"
+        + (" (" + ", ".join(f"{k} {v}" for k, v in sorted(unjudged.items())) + ")" if unjudged else "") + ".",
         "",
         "## Detection per fault (report half, at the run's end)",
         "",

@@ -154,9 +154,11 @@ def split_of(runs: list[dict]) -> dict[str, str]:
     for r in runs:
         groups.setdefault((r["framework"], r["label"]), []).append(r["id"])
     out = {}
-    for ids in groups.values():
+    for key, ids in groups.items():
+        # which half takes the odd one out of a group is drawn by the group's hash too (not always the tune half)
+        first = int(hashlib.sha256("/".join(key).encode()).hexdigest(), 16) % 2
         for i, rid in enumerate(sorted(ids, key=lambda s: hashlib.sha256(s.encode()).hexdigest())):
-            out[rid] = "tune" if i % 2 == 0 else "report"
+            out[rid] = "tune" if (i + first) % 2 == 0 else "report"
     return out
 
 

@@ -628,6 +628,14 @@ def onset_location(fw: str, out: str, label: str, p: dict, extra: dict) -> dict 
         if label == "killed" and last is not None:  # a killed run shows at its last line
             loc.update(file=name, line=last)
 
+    if label == "killed" and extra.get("first_at") is None:
+        # the child was killed before it could report its lines: its own log ends where it died
+        for name in ("metrics.jsonl", "metrics.csv", "train.log"):
+            path = os.path.join(out, name)
+            if name in files and os.path.getsize(path):
+                n = len(_lines(path))
+                loc.update(file=name, line=n - 1 if _lines(path)[-1] == "" else n)
+                return loc
     if extra.get("first_at") is not None:
         name = "metrics.jsonl" if "metrics.jsonl" in files else "metrics.csv"
         hits = sorted(s for s in extra["first_at"] if int(s) >= step)
@@ -803,6 +811,11 @@ def main() -> None:
 
     for mod in PREIMPORT[fw]:  # paid once here, not once per run
         importlib.import_module(mod)
+    if fw in ("hf", "lightning", "torch", "rl"):
+        # the first optimizer made imports torch._dynamo (seconds): in the parent, so no fork pays it again
+        w = torch.zeros(1, requires_grad=True)
+        for opt in (torch.optim.AdamW([w]), torch.optim.SGD([w], lr=0.1), torch.optim.Adam([w])):
+            torch.optim.lr_scheduler.LambdaLR(opt, lambda s: 1.0)
     for spec in specs:
         one(fw, spec, labels_dir)
 
