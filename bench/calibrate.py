@@ -8,7 +8,8 @@ files' lines; of its records for an event file) and at its end, each prefix a co
 same configuration lookup and the same `judge.judge_path`. A document written whole (HF's trainer_state.json,
 which the Trainer writes at a save, never line by line) is left out of the prefixes and present at the end.
 
-Determinism: today's `check` judges a file modified in the last 120 s as a live run. Every copy is touched to
+Determinism: `check` judges the bytes (issue 30); a trainlint before that judged a file modified in the last 120 s
+as a live run, so, for the figures before and after to compare, every copy is touched to
 two hours before the start of the calibration, so every prefix and every end is judged as a stopped run,
 whatever the clock (`--live-prefixes` instead judges the prefixes as runs still being written, with `now` at
 the copy's mtime; the end is always a stopped run).
@@ -24,6 +25,7 @@ onset line (or record) to the first prefix from which a rule naming the fault fi
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import math
 import os
@@ -44,8 +46,8 @@ POINTS = 20  # prefixes at 5%, 10%, ..., 95%, and the end
 FAULT_RULES: dict[str, tuple[str, ...]] = {
     "diverge": ("TP-DIVERGE",),
     "late-diverge": ("TP-DIVERGE",),
-    "nan": ("TP-NAN", "TP-NAN-GRAD"),
-    "frozen": ("TP-ZERO-GRAD", "TP-FLAT", "TP-DEAD-RUN"),
+    "nan": ("TP-NAN", "TP-NAN-GRAD", "TL-NAN-HIDDEN"),
+    "frozen": ("TP-ZERO-GRAD", "TL-ZERO-GRAD-ONSET", "TP-FLAT", "TP-DEAD-RUN"),
     "lr-zero": ("TP-ZERO-LR", "TP-ZERO-LR-PARTIAL"),
     "overfit": ("TP-OVERFIT", "TL-HELDOUT-RISE"),
     "eval-on-train": ("TL-EVAL-BELOW-TRAIN",),
@@ -126,11 +128,20 @@ def judge_dir(path: str, now: float | None) -> list[dict]:
     for item in plan(path, cfg).items:
         if item.format == "dataset":
             continue
-        rep = judge_path(item.path, cfg, item.format, item.facts, companions, now=now)
-        out.append({"file": os.path.relpath(rep.path, path), "verdict": rep.verdict.value,
-                    "findings": [[f.id, f.level.value, f.location.line if f.location.line is not None
-                                  else f.location.record, f.series_key]
-                                 for f in rep.findings if f.level.value in ("FAIL", "WARN", "INFO")]})
+        # `check` judges the bytes (issue 30): a prefix is judged live only when asked (--live-prefixes); the
+        # keyword is passed only to a trainlint that has it, so the same script measures the code before it
+        live = {"live": None if now is not None else False} if "live" in inspect.signature(judge_path).parameters \
+            else {}
+        rep = judge_path(item.path, cfg, item.format, item.facts, companions, now=now, **live)
+        found = []
+        for f in rep.findings:
+            if f.level.value not in ("FAIL", "WARN", "INFO"):
+                continue
+            where = f.location.line if f.location.line is not None else f.location.record
+            # a rule folded into another finding's evidence (one problem, one finding) still fired
+            folded = str(f.evidence.values.get("folded_rules", "")).split(", ")
+            found.extend([rid, f.level.value, where, f.series_key] for rid in [f.id, *[r for r in folded if r]])
+        out.append({"file": os.path.relpath(rep.path, path), "verdict": rep.verdict.value, "findings": found})
     return out
 
 
@@ -257,8 +268,8 @@ def doc(results: list[dict], summary: dict, seconds: float, jobs: int, live: boo
         "",
         f"Each run is replayed at {POINTS - 1} prefixes (every 5% of each file's lines; of its records for an event "
         "file) and at its end, every copy in a temporary directory touched to two hours before the calibration "
-        "started, so every judgement is that of a stopped run whatever the clock (today's `check` takes a file "
-        "modified in the last 120 s for a live run)"
+        "started, so every judgement is that of a stopped run whatever the clock (`check` judges the bytes; "
+        "the touch keeps the figures of a trainlint before that comparable)"
         + (" — except that the prefixes were judged as live runs (`--live-prefixes`)" if live else "")
         + ". HF's trainer_state.json, written whole at a save, is present at the end only. Judging is "
         "`trainlint check DIR`'s: `runs.plan`, `config.for_path`, `judge.judge_path`.",

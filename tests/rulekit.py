@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import math
 import re
-import time
 from pathlib import Path
 from typing import Any
 
@@ -23,9 +22,9 @@ def jsonl(path: Path, rows: list[dict[str, Any]]) -> Path:
 
 
 def judge(path: Path | str, live: bool = False, **kw: Any) -> Report:
-    """Judge as a finished run (measured an hour after it was written) unless ``live``: a file a test has just
-    written is otherwise a run still being written, which rules that need progress do not judge yet."""
-    return judge_path(str(path), now=None if live else time.time() + 3600, **kw)
+    """Judge as ``check`` does (the bytes alone, a stopped run), or, with ``live``, as a run still being written,
+    which rules that need progress do not judge yet."""
+    return judge_path(str(path), live=live, **kw)
 
 
 def only(rep: Report, rule_id: str) -> Finding:
@@ -35,6 +34,17 @@ def only(rep: Report, rule_id: str) -> Finding:
 
 
 def ids(rep: Report) -> set[str]:
+    """The rules that fired, with those folded into another finding's evidence (one problem, one finding)."""
+    out = {f.id for f in rep.findings}
+    for f in rep.findings:
+        folded = f.evidence.values.get("folded_rules")
+        if isinstance(folded, str):
+            out.update(folded.split(", "))
+    return out
+
+
+def shown(rep: Report) -> set[str]:
+    """The rules of the findings a user sees (folded ones are in another finding's evidence)."""
     return {f.id for f in rep.findings}
 
 

@@ -247,6 +247,10 @@ async def test_every_fault_at_once_ends_where_a_cold_check_does(tmp_path: Path) 
     finally:
         while WRITERS:
             WRITERS.pop().close()
+    # `check` judges the bytes; the server calls a log written within 120 s a run still being written (it follows
+    # runs as they grow), and reports a stopped-early run as running until it has been quiet that long
+    recent = {str(p.resolve()) for p in ws.rglob("*") if p.is_file() and time.time() - p.stat().st_mtime < 120}
+    expected = {e for e in expected if not (e[1] == "TL-RUN-INCOMPLETE" and e[0] in recent)}
     got = published(client, ws)
     assert got == expected, {"only in the server": sorted(got - expected), "only in check": sorted(expected - got)}
     assert {"TP-NAN"} <= {code for path, code, _ in got if path.endswith("csv/metrics.csv")}

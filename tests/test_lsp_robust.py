@@ -246,7 +246,9 @@ async def test_load_200_runs_appended_concurrently(tmp_path):
         for th in threads:
             th.join()
         assert not errors and answered >= 20
-        out = subprocess.run([sys.executable, "-m", "trainlint.cli", "check", "--format", "json", str(ws)],
+        # the server calls these logs, written moments ago, runs still being written; `check` judges the bytes
+        # unless told so (issue 30): --live
+        out = subprocess.run([sys.executable, "-m", "trainlint.cli", "check", "--live", "--format", "json", str(ws)],
                              capture_output=True, text=True, timeout=300)
         reports = json.loads(out.stdout)["reports"]
         expected = {Path(r["path"]).as_uri(): sorted((f["id"], f["location"]["line"] - 1) for f in r["findings"]

@@ -72,6 +72,9 @@ def _parser() -> argparse.ArgumentParser:
                    help="judge the logs in N processes (the output is the same as with one)")
     c.add_argument("--select", help="comma-separated rule IDs or prefixes to run")
     c.add_argument("--ignore", help="comma-separated rule IDs or prefixes to skip")
+    c.add_argument("--live", action="store_true",
+                   help="judge the runs as still being written (rules that need progress wait); without it the "
+                        "bytes alone decide, whatever the files' age")
     common(c)
 
     s = sub.add_parser("series", help="list every series read from a file, with the lines of its points")
@@ -328,7 +331,7 @@ def _check(args: argparse.Namespace) -> int:
             continue
         isdir = fsio.isdir(path)
         if args.log_format and not isdir:
-            reports.append(Pending(path, args.log_format))
+            reports.append(Pending(path, args.log_format, live=args.live))
             continue
         try:
             p = plan(path, cfg)
@@ -350,7 +353,7 @@ def _check(args: argparse.Namespace) -> int:
                     reports.append(not_checked(path, "dataset", "a fine-tuning dataset, not a training log; run "
                                                "`trainlint preflight` on it"))
                 continue
-            reports.append(Pending(item.path, item.format, item.facts))
+            reports.append(Pending(item.path, item.format, item.facts, live=args.live))
         if isdir and not p.items:
             print(f"trainlint: no training logs found under {path} ({p.considered} files considered)",
                   file=sys.stderr)

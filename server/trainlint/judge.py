@@ -18,7 +18,8 @@ from .core.report import Report, verdict_of
 from .core.values import fmt_step
 from .readers import NotALog, Source, open_source
 from .rules import AFTER_CHECKS, CHECKS, COMPARE_CHECKS, TP_NO_LOSS, TP_NOT_CHECKED, TP_PASS, ranks, run_level
-from .rules.base import Context
+from .rules.base import Context, is_live
+from .rules.consolidate import consolidate
 from .rules.registry import after_findings
 from .runs import Companions, collect_facts
 
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
 def judge_log(log: LogFile, cfg: Config | None = None, facts: dict[str, Any] | None = None) -> Report:
     cfg = cfg or Config()
     ctx = Context(log, cfg.thresholds, dict(facts or {}))
-    rep = Report(log.path, log.format, Level.PASS, log=log)
+    rep = Report(log.path, log.format, Level.PASS, log=log, live=is_live(ctx))
     for check in CHECKS:
         enabled = [r for r in check.rules if cfg.enabled(r.id)]
         if not enabled:
@@ -47,6 +48,7 @@ def judge_log(log: LogFile, cfg: Config | None = None, facts: dict[str, Any] | N
         ids = {r.id for r in check.rules if cfg.enabled(r.id)}
         if ids:
             rep.findings.extend(f for f in after_findings(check, ctx, rep.findings, rep.measurements) if f.id in ids)
+    rep.findings = consolidate(rep.findings, log)  # one problem, one finding
     _same_points(rep.findings, log, ctx.facts.get("companion_logs") or [])
     if ctx.facts.get("log_is_prefix"):
         for f in rep.findings:
@@ -213,16 +215,18 @@ def open_log(path: str, cfg: Config, fmt: str | None = None) -> Source:
 
 def judge_path(path: str, cfg: Config | None = None, fmt: str | None = None,
                facts: dict[str, Any] | None = None, companions: Companions | None = None,
-               now: float | None = None) -> Report:
+               now: float | None = None, live: bool | None = False) -> Report:
     """Read and judge one path with the facts of its run directory; never raises for a bad file.
 
-    ``now`` is the time the file's age is measured at (a live run is one written moments before it)."""
+    By default the bytes alone are judged (``live=False``: the file's age never changes a verdict); ``live=True``
+    judges the run as still being written; ``live=None`` measures that from the file's age at ``now`` (a live run
+    is one written moments before it)."""
     cfg = cfg or Config()
     try:
         src = open_log(path, cfg, fmt)
         src.update()
     except READ_ERRORS as e:
         return read_failure(path, fmt, e)
-    run_facts = collect_facts(path, src.log, facts or {}, companions or Companions(), now)
+    run_facts = collect_facts(path, src.log, facts or {}, companions or Companions(), now, live)
     return judge_log(src.log, cfg, run_facts)
 

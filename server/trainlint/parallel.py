@@ -24,6 +24,7 @@ class Pending:
     path: str
     fmt: str | None
     facts: dict[str, Any] = field(default_factory=dict)
+    live: bool = False  # judged as a run still being written (`check --live`)
 
 
 _cfg: Any = None
@@ -40,7 +41,7 @@ def _init(cfg: Config) -> None:
 def _judge(task: Pending) -> Report:
     from .judge import judge_path
 
-    return judge_path(task.path, _cfg, task.fmt, task.facts, _companions)
+    return judge_path(task.path, _cfg, task.fmt, task.facts, _companions, live=task.live)
 
 
 def resolve(slots: list[Any], cfg: Config, jobs: int = 1) -> list[Report]:

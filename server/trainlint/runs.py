@@ -164,8 +164,13 @@ def is_artefact(name: str) -> bool:
 
 
 def collect_facts(path: str, log: LogFile, base: dict[str, Any], companions: Companions,
-                  now: float | None = None) -> dict[str, Any]:
-    """Run-level facts for judging ``log``: where the run got to, and whether the file still grows."""
+                  now: float | None = None, live: bool | None = None) -> dict[str, Any]:
+    """Run-level facts for judging ``log``: where the run got to, and whether the file still grows.
+
+    ``live`` says whether the run is still being written: ``True`` or ``False`` when the caller knows (``check``
+    judges the bytes, so the same files give the same verdict whatever their age; ``check --live`` declares the
+    runs live), ``None`` to measure it from the file's age at ``now`` (``watch`` and the server, which follow a
+    run while it is written)."""
     facts = dict(base)
     named = {os.path.basename(str(e.detail.get("path", "")).replace("\\", "/")) for e in log.events
              if e.detail.get("path")}
@@ -190,6 +195,9 @@ def collect_facts(path: str, log: LogFile, base: dict[str, Any], companions: Com
         step, kind, where = max(later)
         if step > float(log_last):
             facts.update(log_is_prefix=True, run_last_step=step, run_last_kind=kind, run_last_path=where)
+    if live is not None:
+        facts["live"] = live
+        return facts
     try:
         mtime = fsio.stat(path).st_mtime
     except OSError:

@@ -33,6 +33,7 @@ class Report:
     log: LogFile | None = None
     error: str | None = None
     baseline: str | None = None     # compare reports: the baseline's path
+    live: bool = False              # judged as a run still being written (rules that need progress waited)
 
 
 def worst(levels: Iterable[Level]) -> Level | None:

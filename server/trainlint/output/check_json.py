@@ -49,6 +49,7 @@ def report(rep: Report) -> dict[str, Any]:
         "path": rep.path,
         "format": rep.format,
         "verdict": rep.verdict.value,
+        "live": rep.live,
         "series": series,
         "findings": [finding(f) for f in rep.findings],
         "checks": {

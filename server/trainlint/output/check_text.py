@@ -73,6 +73,8 @@ def verdict_line(rep: Report, full: bool = False) -> str:
         return f"{rel(rep.path)}: {rep.verdict.value} — {rep.error}"
     counts = f"ran {len(rep.ran)} checks, skipped {len(rep.skipped)}"
     line = f"{rel(rep.path)}: {rep.verdict.value} ({counts})"
+    if rep.live:
+        line += " [judged as a live run: rules that need progress wait]"
     if not full:
         return line
     judged = [m for m in rep.measurements if m.check in ("divergence", "heldout-trend")]
@@ -90,4 +92,7 @@ def summary(reports: list[Report], skipped: int, unreadable: int, noun: str = "l
         s += f"; {skipped} file{'s' if skipped != 1 else ''} skipped (not training logs)"
     if unreadable:
         s += f"; {unreadable} unreadable"
+    live = sum(1 for r in reports if r.live)
+    if live:
+        s += f"; {live} judged as live runs still being written"
     return s + "."

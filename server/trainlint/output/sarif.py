@@ -63,11 +63,11 @@ def document(reports: list[Report], base: str | None = None) -> dict[str, Any]:
     base = os.path.abspath(base or os.getcwd())
     used: list[str] = []
     results = []
-    every = [(f, fp) for rep in reports for f, fp in zip(rep.findings, fingerprints(rep, base), strict=True)]
+    every = [(f, fp, rep) for rep in reports for f, fp in zip(rep.findings, fingerprints(rep, base), strict=True)]
     kept = sorted(range(len(every)), key=lambda i: _SEVERITY[every[i][0].level])[:MAX_RESULTS]
     dropped = len(every) - len(kept)
     for k in sorted(kept):
-        f, fp = every[k]
+        f, fp, rep = every[k]
         if f.id not in used:
             used.append(f.id)
         result: dict[str, Any] = {
@@ -78,7 +78,8 @@ def document(reports: list[Report], base: str | None = None) -> dict[str, Any]:
             "locations": [{"physicalLocation": _physical(f.location, base)}],
             "partialFingerprints": {FINGERPRINT_KEY: fp},
             "properties": {"trainlintLevel": f.level.value, "series": f.series,
-                           "evidence": dict(f.evidence.values), "interpretation": f.message},
+                           "evidence": dict(f.evidence.values), "interpretation": f.message,
+                           **({"live": True} if rep.live else {})},
         }
         if f.level == Level.PASS:
             result["kind"] = "pass"
@@ -104,6 +105,9 @@ def document(reports: list[Report], base: str | None = None) -> dict[str, Any]:
             "tool": {"driver": {"name": "trainlint", "version": __version__, "rules": rules}},
             "originalUriBaseIds": {"%SRCROOT%": {"uri": Path(base).as_uri() + "/"}},
             "results": results,
-            **({"properties": {"resultsDropped": dropped, "resultsLimit": MAX_RESULTS}} if dropped else {}),
+            **({"properties": {**({"resultsDropped": dropped, "resultsLimit": MAX_RESULTS} if dropped else {}),
+                               **({"liveReports": [r.path for r in reports if r.live]}
+                                  if any(r.live for r in reports) else {})}}
+               if dropped or any(r.live for r in reports) else {}),
         }],
     })

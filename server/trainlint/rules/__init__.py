@@ -16,8 +16,10 @@ from .registry import Check, Phase, checks, described
 
 #: Modules of this package that hold no rule: the toolkit, and dataset_checks (imported by preflight alone, so
 #: that ``check`` does not pay for hashing and the dataset reader; its rule objects live in dataset.py), and
-#: speech_checks (the same, for speech corpora: rule objects in speech.py).
-TOOLKIT = frozenset({"base", "registry", "stats", "thresholds", "dataset_checks", "speech_checks", "ids"})
+#: speech_checks (the same, for speech corpora: rule objects in speech.py); noise and consolidate are helpers of
+#: the judge and the trend rules.
+TOOLKIT = frozenset({"base", "registry", "stats", "thresholds", "dataset_checks", "speech_checks", "ids", "noise",
+                     "consolidate"})
 
 TP_NO_LOSS = Rule("TP-NO-LOSS", Level.NOT_CHECKED, "-", "No loss series to judge")
 TP_NOT_CHECKED = Rule("TP-NOT-CHECKED", Level.NOT_CHECKED, "-", "Nothing could be judged")

@@ -24,7 +24,7 @@ from ..core.findings import (  # re-exported: what every rule module builds its 
     Step,
 )
 from ..core.model import Event, Location, LogFile, Role, Series
-from ..core.roles import is_adversarial, is_plain_loss
+from ..core.roles import is_adversarial, is_plain_loss, run_of
 from ..core.values import fmt_step, fmt_value
 from .stats import finite as cached_finite
 from .stats import median, stats, upper_median
@@ -48,6 +48,16 @@ class Context:
         """Series of a role a rule judges: the totals; components only when no total exists. Rules that judge a
         trend (``trend``) never judge adversarial losses, which rise and fall against each other by design."""
         all_ = self.log.by_role(role)
+        if trend and role in (Role.TRAIN_LOSS, Role.EVAL_LOSS) and all_ and (marks := rl_markers(self.log)):
+            # Direction (issue 30): in a reinforcement-learning run a "loss" is an objective term (PPO's total loss
+            # follows its value loss as the returns grow), not a supervised loss expected to fall.
+            rl = [(s, f"an RL objective, not a supervised loss (`{marks[run_of(s.name)][0].name}` is logged): no "
+                      "trend is expected of it") for s in all_
+                  if any(_same_file(s, m) for m in marks.get(run_of(s.name), []))]
+            if rl:
+                rest, skipped = self.judged(role)
+                gone = {id(s) for s, _ in rl}
+                return [s for s in rest if id(s) not in gone], skipped + [x for x in rl if x[0] in rest]
         if trend:
             adversarial = [s for s in all_ if is_adversarial(s.name)]
             if adversarial:
@@ -66,6 +76,28 @@ class Context:
 
     def point(self, s: Series, i: int) -> Location:
         return self.log.locate(s, i)
+
+
+_RL_TOKENS = {"reward", "rewards", "rew", "return", "returns", "rollout"}
+
+
+def rl_markers(log: LogFile) -> dict[str, list[Series]]:
+    """Per run of the log (``roles.run_of``: one, unless a folder holds several), the name of a series that marks
+    it as reinforcement learning (rewards, returns, rollouts). A minimal stand-in for the general reader's
+    ``direction`` (a reward rises; an RL policy/value loss is no supervised loss), kept in the rules so it holds
+    for every reader."""
+    from ..core.roles import tokens
+
+    out: dict[str, list[Series]] = {}
+    for s in log.series.values():
+        if s.role == Role.OTHER and len(s) and _RL_TOKENS & set(tokens(s.name)):
+            out.setdefault(run_of(s.name), []).append(s)
+    return out
+
+
+def _same_file(a: Series, b: Series) -> bool:
+    """Both series were read from one file (an event folder can hold unrelated runs' files)."""
+    return not len(a.files) or not len(b.files) or a.files[0] == b.files[0]
 
 
 def event_location(log: LogFile, e: Event) -> Location:
@@ -90,9 +122,22 @@ def too_few(n: int, need: int, what: str = "finite points", why: str = "") -> Sk
 
 
 def is_live(ctx: Context) -> bool:
-    """The run is still being written: its log changed within ``running_if_written_within_s``."""
+    """The run is still being written: the caller said so (``check --live``), or, where the caller measures it
+    (``watch``, the server), its log changed within ``running_if_written_within_s``. ``check`` never asks the
+    clock: the same bytes give the same verdict."""
+    live = ctx.facts.get("live")
+    if live is not None:
+        return bool(live)
     age = ctx.facts.get("age_s")
     return age is not None and age < ctx.th.running_if_written_within_s
+
+
+def live_why(ctx: Context) -> str:
+    """How a live run is known to be live, for coverage reasons: its measured age, or the caller's word."""
+    age = ctx.facts.get("age_s")
+    if ctx.facts.get("live") is None and age is not None:
+        return f"written {age:.0f} s ago"
+    return "judged as live"
 
 
 def too_early(ctx: Context, s: Series, n: int) -> SkipReason | None:
@@ -100,10 +145,9 @@ def too_early(ctx: Context, s: Series, n: int) -> SkipReason | None:
     th = ctx.th
     if not is_live(ctx):
         return None
-    age = ctx.facts["age_s"]
     if n < th.live_min_points:
-        return SkipReason(Skip.TOO_EARLY, f"{n} points while the run is still being written (written {age:.0f} s "
-                          f"ago); fewer than {th.live_min_points}")
+        return SkipReason(Skip.TOO_EARLY, f"{n} points while the run is still being written ({live_why(ctx)}); "
+                          f"fewer than {th.live_min_points}")
     planned = ctx.log.facts.get("max_steps")
     last = s.steps[-1] if len(s) else None
     if isinstance(planned, int | float) and planned > 0 and last is not None and last < th.live_min_progress * planned:
@@ -123,7 +167,7 @@ def per_series(ctx: Context, role: Role, result: CheckResult,
     """Run ``fn`` on every judged series of ``role``; record coverage per series."""
     judged, passed_over = ctx.judged(role, trend)
     for s, why in passed_over:
-        if trend and why.startswith("an adversarial"):
+        if trend and why.startswith(("an adversarial", "an RL objective")):
             result.coverage[s.label] = SkipReason(Skip.NOT_APPLICABLE, why)
     if not judged:
         if result.coverage:

@@ -25,9 +25,11 @@ from .base import (
     too_few,
 )
 from .registry import check
-from .stats import window
+from .stats import stats, window
 
 TP_ZERO_GRAD = Rule("TP-ZERO-GRAD", Level.FAIL, "zero-grad", "Every gradient norm is exactly zero")
+TL_ZERO_GRAD_ONSET = Rule("TL-ZERO-GRAD-ONSET", Level.FAIL, "zero-grad",
+                          "The gradient norm ends in a run of exact zeros")
 TP_GRAD_SPIKE = Rule("TP-GRAD-SPIKE", Level.WARN, "grad-spike", "A gradient norm far above its median")
 MAX_RELATED = 5
 
@@ -44,8 +46,25 @@ def _loss_improved(ctx: Context) -> tuple[bool, float | None, float | None]:
     return min(nz) < 0.95 * nz[0], nz[0], min(nz)
 
 
-@check("zero-grad", TP_ZERO_GRAD, order=30, description="all-zero gradient norms",
-       thresholds=("min_grad_points_for_zero",))
+def _zero_tail(s: Series) -> int:
+    """How many finite values at the end of ``s`` are exactly 0 (kept in the series' cache: O(appended))."""
+    st = stats(s)
+    vals = st.fin_vals
+    seen, tail = st.memo.get("zero-grad-tail", (0, 0))  # type: ignore[misc]
+    if seen > len(vals):
+        seen, tail = 0, 0
+    for j in range(seen, len(vals)):
+        tail = tail + 1 if vals[j] == 0.0 else 0
+    st.memo["zero-grad-tail"] = (len(vals), tail)
+    return tail
+
+
+
+
+@check("zero-grad", TP_ZERO_GRAD, TL_ZERO_GRAD_ONSET, order=30,
+       description="gradient norms that are (or end) all zero",
+       thresholds={"TP-ZERO-GRAD": ("min_grad_points_for_zero",),
+                   "TL-ZERO-GRAD-ONSET": ("min_zero_tail_for_onset", "min_grad_points_for_zero")})
 def check_zero_grad(ctx: Context) -> CheckResult:
     res = CheckResult()
     th = ctx.th
@@ -54,9 +73,26 @@ def check_zero_grad(ctx: Context) -> CheckResult:
         idx, vals = finite(s)
         if (skip := too_few(len(vals), th.min_grad_points_for_zero, "finite gradient norms")) is not None:
             return skip
-        zeros = all(v == 0.0 for v in vals)
-        res.measurements.append(Measurement("zero-grad", s.label, {"all_zero": zeros}, f"all zero: {zeros}"))
+        tail = _zero_tail(s)
+        zeros = tail == len(vals)
+        res.measurements.append(Measurement("zero-grad", s.label, {"all_zero": zeros, "zero_tail": tail},
+                                            f"all zero: {zeros}; ends in {tail} exact zeros"))
         if not zeros:
+            if tail >= th.min_zero_tail_for_onset:
+                onset, last_pos = idx[len(vals) - tail], idx[len(vals) - tail - 1]
+                values = {"series": s.label, "last_positive": s.values[last_pos],
+                          "last_positive_step": Step(s.steps[last_pos]), "zeros": tail,
+                          "onset_step": Step(s.steps[onset])}
+                f = Finding(TL_ZERO_GRAD_ONSET.id, TL_ZERO_GRAD_ONSET.level,
+                            "The gradient norm dropped to exactly zero and stayed there: from this step no gradient "
+                            "reaches the parameters (frozen or detached parameters, requires_grad switched off, a "
+                            "loss cut from the graph). A real gradient norm is rarely exactly 0.0 twice.",
+                            Evidence(values, "{series}: last positive value {last_positive} at step "
+                                             "{last_positive_step}, then {zeros} consecutive values of exactly zero "
+                                             "from step {onset_step}"),
+                            ctx.point(s, onset), s.label, s.key, marks={onset: "first-zero", last_pos: "last-positive"})
+                f.related.append(Related("last-positive", ctx.point(s, last_pos), "last positive gradient norm"))
+                res.findings.append(f)
             return None
         improved, first, best = _loss_improved(ctx)
         if improved:

@@ -25,13 +25,13 @@ from .base import (
     SkipReason,
     Step,
     finite,
-    is_live,
     median,
     per_series,
     too_early,
     too_few,
     upper_median,
 )
+from .noise import fitted_change, level_se, log_noise, selection, z_of
 from .registry import check
 from .stats import lowest_level, lowest_window, run_start, stats
 
@@ -46,6 +46,21 @@ def _nonfinite_grads_from(ctx: Context, step: float) -> tuple[int, int]:
     grads, _ = ctx.judged(Role.GRAD_NORM)
     vals = [v for s in grads for x, v in zip(s.steps, s.values, strict=True) if x >= step]
     return sum(1 for v in vals if not math.isfinite(v)), len(vals)
+
+
+def _heldout_rise(ctx: Context, s: Series) -> tuple[str, float, float, float] | None:
+    """A held-out loss of the same run that ends above its best by the overfit ratio (its label, best, last,
+    ratio): a second series that saw the rise. O(1): the best and last come from its cache."""
+    from ..core.roles import same_run
+
+    for h in same_run(ctx.judged(Role.EVAL_LOSS)[0], s.name):
+        st = stats(h)
+        if st.count_fin < 2 or st.fin_best < 0:
+            continue
+        best, last = st.fin_vals[st.fin_best], st.fin_vals[-1]
+        if best > 0 and st.fin_best < st.count_fin - 1 and last / best > ctx.th.overfit_ratio:
+            return h.label, best, last, last / best
+    return None
 
 
 @check("zero-loss", TP_ZERO_LOSS, TP_ZERO_LOSS_ONSET, order=20, description="exact-zero losses",
@@ -138,7 +153,7 @@ def check_flat(ctx: Context) -> CheckResult:
 
 @check("divergence", TP_DIVERGE, order=60, description="end level vs lowest level of the loss",
        thresholds=("max_loss_divergence_ratio", "divergence_window", "divergence_window_min",
-                   "divergence_window_divisor", "min_points_for_trend"))
+                   "divergence_window_divisor", "min_points_for_trend", "divergence_noise_z"))
 def check_divergence(ctx: Context) -> CheckResult:
     res = CheckResult()
     th = ctx.th
@@ -171,13 +186,10 @@ def check_divergence(ctx: Context) -> CheckResult:
                 return SkipReason(Skip.DEGENERATE, "the lowest median level is not positive")
         ratio = end / lo
         # The start the loss descended from: its first value when the lowest level is reached within the first
-        # window, else the first window's median. No descent when the lowest level is the start itself.
+        # window, else the first window's median (reported as the share of the descent given back).
         start = vals[seg] if lo_win[0] - seg < w else median(vals[seg:seg + w])
         descended = lo_win[0] > seg and start > lo
         giveback = (end - lo) / (start - lo) if descended else math.inf
-        # No single point decides: most of the end window must lie above most of the lowest window.
-        end_sorted, lo_sorted = sorted(vals[end_win[0]:end_win[1]]), sorted(vals[lo_win[0]:lo_win[1]])
-        end_q1, lo_q3 = end_sorted[len(end_sorted) // 4], lo_sorted[(3 * len(lo_sorted)) // 4]
         given = {"start": start, "giveback": Ratio(giveback)} if descended else {}
         values = {"series": s.label, "end": end, **given,
                   "end_first": Step(s.steps[idx[end_win[0]]]),
@@ -186,22 +198,25 @@ def check_divergence(ctx: Context) -> CheckResult:
                   "ratio": Ratio(ratio), "threshold": th.max_loss_divergence_ratio, "window": w,
                   "raw_ratio": Ratio(raw_ratio), "points": len(vals)}
         text = f"end/min {ratio:.3g} over {w}-point medians (last point/min {raw_ratio:.3g})"
-        overlap = end_q1 <= lo_q3
-        # ... and not one window either: the window before the end must sit above the threshold too. A noisy
-        # per-batch loss lifts one window of 5 by half now and then while it falls (fixtures/live/fp16-healthy).
-        before = median(vals[len(vals) - 2 * w:len(vals) - w]) if w > 1 and len(vals) - seg >= 2 * w else None
-        one_window = before is not None and before <= th.max_loss_divergence_ratio * lo
-        if ratio > th.max_loss_divergence_ratio and overlap:
-            text += (f"; the windows overlap (end lower quartile {fmt_value(end_q1)} <= lowest upper quartile "
-                     f"{fmt_value(lo_q3)}): noise, not a level change")
-        elif ratio > th.max_loss_divergence_ratio and one_window:
-            text += (f"; the window before it is at {before / lo:.3g}x the lowest level: one window does not "
-                     "decide")
-        elif ratio > th.max_loss_divergence_ratio and giveback < th.min_divergence_giveback:
-            text += (f"; it gave back only {giveback:.2g} of its descent from {fmt_value(start)}: the noise of a "
-                     "converged loss")
+        # Is the rise a level change or the series' noise? Measured against its own noise: the end level's
+        # height above the lowest level in level errors (z), which must exceed the chance dip of the lowest of
+        # the m windows it was chosen among plus divergence_noise_z; a held-out loss that rose too corroborates.
+        noisy = None
+        if w > 1:
+            sigma, changes = log_noise(vals, seg, len(vals))
+            m = max(1, (len(vals) - seg) // w)
+            se = level_se(sigma, end_win[1] - end_win[0], lo_win[1] - lo_win[0]) if sigma == sigma else math.nan
+            z = z_of(math.log(ratio), se) if se == se else math.inf
+            held = _heldout_rise(ctx, s)
+            need = th.divergence_noise_z + (0.0 if held is not None else selection(m))
+            values.update(sigma=Ratio(sigma) if sigma == sigma else Ratio(0.0), changes=changes, z=Ratio(z),
+                          z_need=Ratio(need), windows=m)
+            if held is not None:
+                values.update(held_series=held[0], held_best=held[1], held_last=held[2], held_ratio=Ratio(held[3]))
+            text += f"; {z:.3g} level errors above the lowest level (needs {need:.3g}; noise {sigma:.3g} in log)"
+            noisy = z < need
         res.measurements.append(Measurement("divergence", s.label, values, text))
-        if ratio <= th.max_loss_divergence_ratio or overlap or one_window or giveback < th.min_divergence_giveback:
+        if ratio <= th.max_loss_divergence_ratio or noisy:
             return None
         if w == 1:
             template = ("{series}: last value {end} at step {end_last} is {ratio}x the minimum {minimum} at step "
@@ -212,6 +227,12 @@ def check_divergence(ctx: Context) -> CheckResult:
                         "threshold {threshold}; last point/minimum {raw_ratio}")
             if descended:
                 template += "; it gave back {giveback} of its descent from the start level {start}"
+            template += ("; judged over its noise: {z} level errors above the lowest level, where {z_need} were "
+                         "needed (log-loss noise {sigma}, from the MAD of its last {changes} point-to-point changes")
+            if "held_series" in values:
+                template += "; corroborated by {held_series}, which rose from its best {held_best} to {held_last})"
+            else:
+                template += "; the lowest of {windows} windows)"
         end_i, lo_mid = idx[end_win[1] - 1], idx[(lo_win[0] + lo_win[1] - 1) // 2]
         message = ("The loss ends well above the lowest level it reached: training may have become unstable "
                    "(learning rate too high, a bad stretch of data, a precision overflow), or the run kept going "
@@ -237,7 +258,8 @@ def check_divergence(ctx: Context) -> CheckResult:
 
 
 @check("dead-run", TP_DEAD_RUN, order=70, description="start vs end of the loss",
-       thresholds=("loss_improvement_window", "min_points_for_improvement_check", "min_loss_improvement"))
+       thresholds=("loss_improvement_window", "min_points_for_improvement_check", "min_loss_improvement",
+                   "dead_run_noise_z"))
 def check_dead_run(ctx: Context) -> CheckResult:
     res = CheckResult()
     th = ctx.th
@@ -253,12 +275,6 @@ def check_dead_run(ctx: Context) -> CheckResult:
             return skip
         if (skip := too_early(ctx, s, len(vals))) is not None:
             return skip
-        w = th.window_for(len(vals))
-        if is_live(ctx) and len(vals) >= 3 * w:
-            now_level, before = median(vals[-w:]), median(vals[-3 * w:-2 * w])
-            if now_level < before:  # a live run whose loss is falling right now is not dead
-                return SkipReason(Skip.TOO_EARLY, f"the run is still being written and its loss is falling: "
-                                  f"{fmt_value(before)} to {fmt_value(now_level)} over its last {3 * w} points")
         first_step, last_step = s.steps[idx[0]], s.steps[idx[-1]]
         if first_step > 0 and last_step - first_step < 0.5 * last_step:
             return SkipReason(Skip.NOT_APPLICABLE, f"the log starts at step {fmt_step(first_step)} and ends at "
@@ -270,26 +286,30 @@ def check_dead_run(ctx: Context) -> CheckResult:
         values = {"series": s.label, "start": m0, "end": m1, "window": k, "improvement": Ratio(improvement),
                   "required": th.min_loss_improvement,
                   "start_last": Step(s.steps[idx[k - 1]]), "end_first": Step(s.steps[idx[-k]])}
-        res.measurements.append(Measurement("dead-run", s.label, values, f"improved {improvement:.3g}"))
-        if m1 < (1 - th.min_loss_improvement) * m0:
-            return None
-        # No single window decides: the windows of k points before the last one (as many as fit, up to
-        # dead_run_windows in all) must not show the improvement either. A noisy per-batch loss puts one window of
-        # 5 above the start now and then while it falls (fixtures/live/fp16-healthy at 44, 76, 108, 140 points).
-        earlier = [upper_median(vals[len(vals) - (j + 1) * k:len(vals) - j * k])
-                   for j in range(1, th.dead_run_windows) if len(vals) - (j + 1) * k >= k]
-        best = max((1 - m / m0 for m in earlier), default=None)
-        if best is not None and best >= th.min_loss_improvement:
-            res.measurements[-1] = Measurement("dead-run", s.label, values | {"earlier_best": Ratio(best)},
-                                               f"improved {improvement:.3g} in the last window, {best:.3g} in one "
-                                               f"of the {len(earlier)} before it")
+        # Not lower than at the start, or only its noise? Two windows of 5 of a per-batch loss are too noisy to
+        # say; the whole run is not. The change from start to end of a least-squares line through every log value
+        # (kept as running sums: O(appended)) has a standard error of sigma sqrt(12 / n); the run is dead only
+        # when even that change plus dead_run_noise_z errors falls short of the required improvement. This
+        # replaced two guards: the windows of 5 before the last must not show the improvement either, and a live
+        # run whose loss is falling right now is not dead.
+        sigma, changes = log_noise(vals, 0, len(vals))
+        fit, n_fit = fitted_change(s, seg)
+        se = sigma * math.sqrt(12 / n_fit) if sigma == sigma and n_fit > 2 else 0.0
+        allowed = 1 - math.exp(-(fit + th.dead_run_noise_z * se)) if n_fit > 2 else 1.0
+        values.update(sigma=Ratio(sigma if sigma == sigma else 0.0), changes=changes, allowed=Ratio(allowed),
+                      fitted=Ratio(1 - math.exp(-fit) if n_fit > 2 else 0.0), fit_points=n_fit,
+                      z_dead=Ratio(th.dead_run_noise_z))
+        res.measurements.append(Measurement("dead-run", s.label, values,
+                                            f"improved {improvement:.3g}; fitted line {values['fitted']:.3g}, at "
+                                            f"most {allowed:.3g} within {th.dead_run_noise_z:g} errors (noise "
+                                            f"{sigma:.3g} in log)"))
+        if m1 < (1 - th.min_loss_improvement) * m0 or allowed >= th.min_loss_improvement:
             return None
         template = ("{series}: median of the last {window} points {end} (from step {end_first}) vs median of the "
                     "first {window} {start} (to step {start_last}): improvement {improvement}, below the required "
-                    "{required}")
-        if earlier:
-            values.update(earlier=len(earlier), earlier_best=Ratio(best))
-            template += "; in the {earlier} windows of {window} before it, at most {earlier_best}"
+                    "{required}; judged over its noise: a line through all {fit_points} log values falls {fitted} "
+                    "from start to end, at most {allowed} within {z_dead} standard errors (log-loss noise {sigma}, "
+                    "from the MAD of {changes} point-to-point changes)")
         f = Finding(TP_DEAD_RUN.id, TP_DEAD_RUN.level,
                     "The loss at the end is not lower than at the start: the model may not be learning "
                     "(learning rate zero or far too low, frozen parameters, labels without signal).",

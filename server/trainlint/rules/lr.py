@@ -21,6 +21,7 @@ from .base import (
     SkipReason,
     Step,
     is_live,
+    live_why,
     per_series,
 )
 from .registry import check
@@ -86,8 +87,8 @@ def check_warmup(ctx: Context) -> CheckResult:
         if len(vals) < th.min_points_for_trend:
             return SkipReason(Skip.TOO_FEW, f"{len(vals)} finite learning rates, fewer than {th.min_points_for_trend}")
         if is_live(ctx):
-            return SkipReason(Skip.TOO_EARLY, f"the run is still being written (written {ctx.facts['age_s']:.0f} s "
-                              "ago): a rising learning rate is its warm-up")
+            return SkipReason(Skip.TOO_EARLY, f"the run is still being written ({live_why(ctx)}): a rising "
+                              "learning rate is its warm-up")
         planned = ctx.log.facts.get("max_steps")
         if isinstance(planned, int | float) and planned > 0 and s.steps[-1] < 0.95 * planned:
             return SkipReason(Skip.NOT_APPLICABLE, f"the log ends at step {s.steps[-1]:g} of {planned:g} planned: "

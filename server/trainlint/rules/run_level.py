@@ -32,6 +32,7 @@ from .base import (
     Step,
     event_location,
     finite,
+    is_live,
 )
 from .registry import Phase, check
 from .stats import stats
@@ -142,11 +143,12 @@ def check_run_end(ctx: Context) -> CheckResult:
     if not stopped_early and stop_event is None:
         return res
     age = ctx.facts.get("age_s")
-    if age is not None and age < ctx.th.running_if_written_within_s:
+    if is_live(ctx):
         res.measurements.append(Measurement("run-end", s.label, {"running": True, "age_s": age},
-                                            "written to moments ago: reported as running"))
+                                            "written to moments ago: reported as running" if age is not None
+                                            else "judged as live: reported as running"))
         return res
-    if age is not None:
+    if age is not None and ctx.facts.get("live") is None:
         values["quiet_s"] = ctx.th.running_if_written_within_s
         parts.append("not written to for more than {quiet_s} s")
     loc = event_location(log, stop_event) if stop_event is not None else ctx.point(s, i)

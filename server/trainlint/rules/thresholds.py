@@ -24,10 +24,12 @@ class Thresholds:
     #: a 2,500-point Coqui log 25. Windows at the start may be half as long, so a minimum held only
     #: at the beginning of a run (the loss of the pretrained model) still counts.
     divergence_window_divisor: int = 20
-    #: ... and the end must have given back at least this share of the descent from the start level to the
-    #: lowest level. A loss that fell 100x and sits in the noise of its floor (0.19 vs a lucky 0.095 after
-    #: starting at 3.7: 2.6% given back) has not diverged; one that climbs back towards where it started has.
-    min_divergence_giveback: float = 0.25
+    #: ... and the rise must stand out of the loss's own measured noise (rules/noise.py): the end level must sit
+    #: this many level errors above the lowest level (Iglewicz-Hoaglin's 3.5 for a robust z-score), plus the
+    #: chance dip of the lowest of its windows (sqrt(2 ln windows)) unless a held-out loss rose too. This replaced
+    #: three guards (end and lowest windows' quartiles overlap; one window above the threshold; less than a quarter
+    #: of the descent given back), each added for one noisy run.
+    divergence_noise_z: float = 3.5
     #: Below this many finite points there is no trend to measure (two points are not "diverging").
     min_points_for_trend: int = 10
     #: trainproof: all-zero and flat-loss checks need at least 5 finite points.
@@ -42,9 +44,11 @@ class Thresholds:
     min_points_for_improvement_check: int = 10
     #: ... and calls a run dead when the end median is not at least 5% below the start median ...
     min_loss_improvement: float = 0.05
-    #: ... in the last window and in each of the windows of 5 before it, up to this many windows in all (as many
-    #: as fit after the start window): one window of a noisy per-batch loss does not decide.
-    dead_run_windows: int = 3
+    #: ... and even the improvement its own noise allows (the measured one plus this many level errors of the two
+    #: windows, rules/noise.py) falls short: a noisy per-batch loss is not called dead on one unlucky window. This
+    #: replaced two guards: the windows of 5 before the last must not show the improvement either
+    #: (``dead_run_windows``), and a live run whose loss is falling right now is not dead.
+    dead_run_noise_z: float = 2.0
     #: A live run (its log written within ``running_if_written_within_s``) is too early to judge for "no
     #: progress" (TP-DEAD-RUN, TP-FLAT) below this many points ...
     live_min_points: int = 50

@@ -129,6 +129,8 @@ class Publishing:
             return
         window = self.ws.config_for(tr.path).thresholds.running_if_written_within_s
         age = next(m.values["age_s"] for m in rep.measurements if m.check == "run-end")
+        if age is None:  # declared live, not measured: no clock to wait for
+            return
         delay = max(1.0, window - age + 1.0)
         asyncio.get_running_loop().call_later(delay, self._rejudge_quiet, tr.path)
 

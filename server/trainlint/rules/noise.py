@@ -1,0 +1,91 @@
+"""A series' own noise, measured: the scale trend rules judge a level change against (issue 30).
+
+A loss logged per batch moves by half between two windows of five while it falls; an epoch loss or a running
+average moves by a percent. A fixed ratio cannot tell the first's noise from the second's trend, and every
+guard added for one opened a miss in the other. So the trend rules measure the noise of the series itself:
+
+- **scale**: the robust standard deviation of the point-to-point changes of the *log* values (1.4826 times
+  their median absolute deviation from their median, divided by sqrt 2: a change is the difference of two
+  noisy points), over the last ``NOISE_SPAN`` finite positive points. Working on log values makes a 2x rise
+  at a level of 10 and at 0.1 the same change; the changes' median removes a steady trend, and the MAD
+  ignores the few large changes a divergence or a spike brings (Iglewicz and Hoaglin's robust z-score).
+- **level error**: a median of ``w`` points has a standard error of about 1.2533 sigma / sqrt(w), so the
+  difference of two window levels has 1.2533 sigma sqrt(1/w1 + 1/w2).
+- **selection**: the lowest of ``m`` window levels is itself lower than the typical level by about
+  sqrt(2 ln m) level errors; a rise measured from it must exceed that much before it is a rise.
+
+The work is bounded (``NOISE_SPAN`` points, whatever the series' length), so a re-judge stays O(appended).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..core.model import Series
+
+#: the changes the noise is measured over: the last this many finite positive points of the series
+NOISE_SPAN = 256
+MAD_TO_SIGMA = 1.4826
+MEDIAN_SE = 1.2533  # sqrt(pi / 2): the standard error of a median of w normal points is this sigma / sqrt(w)
+
+
+def log_noise(vals: Sequence[float], a: int, b: int) -> tuple[float, int]:
+    """(sigma of one point's log value, how many changes measured it) over finite positions [a, b)."""
+    lo = max(a, b - NOISE_SPAN)
+    logs = [math.log(v) for v in vals[lo:b] if v > 0]
+    d = sorted(y - x for x, y in itertools.pairwise(logs))
+    if len(d) < 4:
+        return math.nan, len(d)
+    med = d[len(d) // 2] if len(d) % 2 else (d[len(d) // 2 - 1] + d[len(d) // 2]) / 2
+    dev = sorted(abs(x - med) for x in d)
+    mad = dev[len(dev) // 2] if len(dev) % 2 else (dev[len(dev) // 2 - 1] + dev[len(dev) // 2]) / 2
+    if mad == 0:  # quantised or repeated values: the mean absolute deviation (1.2533 times it is sigma)
+        return MEDIAN_SE * sum(dev) / len(dev) / math.sqrt(2), len(d)
+    return MAD_TO_SIGMA * mad / math.sqrt(2), len(d)
+
+
+def fitted_change(s: Series, seg: int) -> tuple[float, int]:
+    """(the fall of a least-squares line through the log values of finite positive points from finite position
+    ``seg`` on, from its first point to its last, in log units; how many points). Running sums in the series'
+    cache: O(appended)."""
+    from .stats import stats
+
+    st = stats(s)
+    vals = st.fin_vals
+    memo = st.memo.get("fit")
+    if not (isinstance(memo, list) and memo[0] == seg and memo[1] <= len(vals)):
+        memo = st.memo["fit"] = [seg, seg, 0, 0.0, 0.0, 0.0, 0.0]  # seg, next, n, sx, sy, sxx, sxy
+    _, nxt, n, sx, sy, sxx, sxy = memo
+    for j in range(nxt, len(vals)):
+        v = vals[j]
+        if v > 0:
+            x, y = float(j - seg), math.log(v)
+            n, sx, sy, sxx, sxy = n + 1, sx + x, sy + y, sxx + x * x, sxy + x * y
+    memo[1:] = [len(vals), n, sx, sy, sxx, sxy]
+    den = n * sxx - sx * sx
+    if n < 3 or den <= 0:
+        return 0.0, n
+    slope = (n * sxy - sx * sy) / den
+    span = (len(vals) - 1 - seg)
+    return -slope * span, n
+
+
+def level_se(sigma: float, w1: int, w2: int) -> float:
+    """Standard error of the difference of two medians over ``w1`` and ``w2`` points, in log units."""
+    return MEDIAN_SE * sigma * math.sqrt(1 / max(1, w1) + 1 / max(1, w2))
+
+
+def selection(m: int) -> float:
+    """How many level errors the lowest of ``m`` window levels sits below a typical one, by chance alone."""
+    return math.sqrt(2 * math.log(m)) if m > 1 else 0.0
+
+
+def z_of(change: float, se: float) -> float:
+    """A log-level change in level errors (inf when the series has no noise at all)."""
+    if se > 0:
+        return change / se
+    return math.inf if change > 0 else (-math.inf if change < 0 else 0.0)
