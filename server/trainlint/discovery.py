@@ -31,7 +31,8 @@ NOT_LOGS = {"config.json", "run_meta.json", "wandb-summary.json", "wandb-metadat
             "requirements.txt", "package.json", "package-lock.json", "tsconfig.json", "tokenizer.json",
             "tokenizer_config.json", "special_tokens_map.json", "vocab.json", "adapter_config.json",
             "generation_config.json", "preprocessor_config.json", "all_results.json", "train_results.json",
-            "eval_results.json", "hparams.yaml", "README.txt", "LICENSE.txt", "NOTICE.txt"}
+            "eval_results.json", "hparams.yaml", "README.txt", "LICENSE.txt", "NOTICE.txt",
+            "LABEL.json"}  # LABEL.json: the label a gallery or population generator wrote beside its run
 
 
 # W&B's debug logs (wandb/debug.log, logs/debug-internal.log, debug-core.log, debug-cli.root.log) are the

@@ -69,7 +69,7 @@ def check_zero_grad(ctx: Context) -> CheckResult:
     res = CheckResult()
     th = ctx.th
 
-    def one(s: Series) -> SkipReason | None:
+    def zero_grad_norms(s: Series) -> SkipReason | None:
         idx, vals = finite(s)
         if (skip := too_few(len(vals), th.min_grad_points_for_zero, "finite gradient norms")) is not None:
             return skip
@@ -109,7 +109,7 @@ def check_zero_grad(ctx: Context) -> CheckResult:
         res.findings.append(f)
         return None
 
-    return per_series(ctx, Role.GRAD_NORM, res, one, "gradient-norm")
+    return per_series(ctx, Role.GRAD_NORM, res, zero_grad_norms, "gradient-norm")
 
 
 @check("grad-spike", TP_GRAD_SPIKE, order=80, description="gradient norms far above their median",
@@ -118,7 +118,7 @@ def check_grad_spike(ctx: Context) -> CheckResult:
     res = CheckResult()
     th = ctx.th
 
-    def one(s: Series) -> SkipReason | None:
+    def grad_norm_spikes(s: Series) -> SkipReason | None:
         idx, vals = finite(s)
         if (skip := too_few(len(vals), th.min_grad_points_for_spike, "finite gradient norms")) is not None:
             return skip
@@ -159,4 +159,4 @@ def check_grad_spike(ctx: Context) -> CheckResult:
         res.findings.append(f)
         return None
 
-    return per_series(ctx, Role.GRAD_NORM, res, one, "gradient-norm")
+    return per_series(ctx, Role.GRAD_NORM, res, grad_norm_spikes, "gradient-norm")

@@ -70,7 +70,7 @@ def check_zero_loss(ctx: Context) -> CheckResult:
     res = CheckResult()
     th = ctx.th
 
-    def one(s: Series) -> SkipReason | None:
+    def zero_losses(s: Series) -> SkipReason | None:
         idx, vals = finite(s)
         if (skip := too_few(len(vals), th.min_points_for_degenerate_check)) is not None:
             return skip
@@ -113,7 +113,7 @@ def check_zero_loss(ctx: Context) -> CheckResult:
             res.findings.append(f)
         return None
 
-    return per_series(ctx, Role.TRAIN_LOSS, res, one, "train-loss")
+    return per_series(ctx, Role.TRAIN_LOSS, res, zero_losses, "train-loss")
 
 
 @check("flat-loss", TP_FLAT, order=50, description="relative variation of the loss",
@@ -122,7 +122,7 @@ def check_flat(ctx: Context) -> CheckResult:
     res = CheckResult()
     th = ctx.th
 
-    def one(s: Series) -> SkipReason | None:
+    def flat_loss(s: Series) -> SkipReason | None:
         idx, vals = finite(s)
         if (skip := too_few(len(vals), th.min_points_for_degenerate_check, why="one record is not a flat curve")):
             return skip
@@ -148,7 +148,7 @@ def check_flat(ctx: Context) -> CheckResult:
             res.findings.append(f)
         return None
 
-    return per_series(ctx, Role.TRAIN_LOSS, res, one, "train-loss", trend=True)
+    return per_series(ctx, Role.TRAIN_LOSS, res, flat_loss, "train-loss", trend=True)
 
 
 @check("divergence", TP_DIVERGE, order=60, description="end level vs lowest level of the loss",
@@ -158,7 +158,7 @@ def check_divergence(ctx: Context) -> CheckResult:
     res = CheckResult()
     th = ctx.th
 
-    def one(s: Series) -> SkipReason | None:
+    def diverged(s: Series) -> SkipReason | None:
         idx, vals = finite(s)
         if (skip := too_few(len(vals), th.min_points_for_trend)) is not None:
             return skip
@@ -254,7 +254,7 @@ def check_divergence(ctx: Context) -> CheckResult:
         res.findings.append(f)
         return None
 
-    return per_series(ctx, Role.TRAIN_LOSS, res, one, "train-loss", trend=True)
+    return per_series(ctx, Role.TRAIN_LOSS, res, diverged, "train-loss", trend=True)
 
 
 @check("dead-run", TP_DEAD_RUN, order=70, description="start vs end of the loss",
@@ -265,7 +265,7 @@ def check_dead_run(ctx: Context) -> CheckResult:
     th = ctx.th
     k = th.loss_improvement_window
 
-    def one(s: Series) -> SkipReason | None:
+    def stopped_improving(s: Series) -> SkipReason | None:
         idx, vals = finite(s)
         seg = run_start(s)  # a run appended to the same log is judged from its seam on
         if seg:
@@ -319,4 +319,4 @@ def check_dead_run(ctx: Context) -> CheckResult:
         res.findings.append(f)
         return None
 
-    return per_series(ctx, Role.TRAIN_LOSS, res, one, "train-loss", trend=True)
+    return per_series(ctx, Role.TRAIN_LOSS, res, stopped_improving, "train-loss", trend=True)

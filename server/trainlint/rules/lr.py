@@ -41,7 +41,7 @@ def check_lr(ctx: Context) -> CheckResult:
     res = CheckResult()
     th = ctx.th
 
-    def one(s: Series) -> SkipReason | None:
+    def zero_learning_rates(s: Series) -> SkipReason | None:
         st = stats(s)
         numeric = len(s) - sum(1 for i in st.nonfinite if math.isnan(s.values[i]))
         if not numeric:
@@ -70,7 +70,7 @@ def check_lr(ctx: Context) -> CheckResult:
                                     s.label, s.key, marks={first: "first-zero"}))
         return None
 
-    return per_series(ctx, Role.LR, res, one, "learning-rate")
+    return per_series(ctx, Role.LR, res, zero_learning_rates, "learning-rate")
 
 
 @check("lr-warmup", TL_LR_WARMUP, order=120, description="a warm-up that lasted the whole run",
@@ -81,7 +81,7 @@ def check_warmup(ctx: Context) -> CheckResult:
     res = CheckResult()
     th = ctx.th
 
-    def one(s: Series) -> SkipReason | None:
+    def endless_warmup(s: Series) -> SkipReason | None:
         st = stats(s)
         vals = st.fin_vals
         if len(vals) < th.min_points_for_trend:
@@ -114,7 +114,7 @@ def check_warmup(ctx: Context) -> CheckResult:
             Evidence(values, template), ctx.point(s, last), s.label, s.key, marks={last: "end", 0: "start"}))
         return None
 
-    return per_series(ctx, Role.LR, res, one, "learning-rate")
+    return per_series(ctx, Role.LR, res, endless_warmup, "learning-rate")
 
 
 @check("lr-resume", TL_LR_RESUME, order=130, description="the learning rate a resumed run restarted with",
@@ -126,7 +126,7 @@ def check_lr_resume(ctx: Context) -> CheckResult:
     res = CheckResult()
     th = ctx.th
 
-    def one(s: Series) -> SkipReason | None:
+    def resumed_learning_rate(s: Series) -> SkipReason | None:
         st = stats(s)
         idx, vals = st.fin_idx, st.fin_vals
         seam = st.last_seam
@@ -166,4 +166,4 @@ def check_lr_resume(ctx: Context) -> CheckResult:
         res.findings.append(f)
         return None
 
-    return per_series(ctx, Role.LR, res, one, "learning-rate")
+    return per_series(ctx, Role.LR, res, resumed_learning_rate, "learning-rate")

@@ -58,7 +58,7 @@ def check_overfit(ctx: Context) -> CheckResult:
     th = ctx.th
     train, _ = ctx.judged(Role.TRAIN_LOSS)
 
-    def one(s: Series) -> SkipReason | None:
+    def held_out_rise(s: Series) -> SkipReason | None:
         train_s = max(same_run(train, s.name), key=len) if train else None
         trend = heldout_trend(s)
         if trend is not None:
@@ -106,7 +106,7 @@ def check_overfit(ctx: Context) -> CheckResult:
             template += "; meanwhile {train_series} went from {train_then} to {train_end}"
             message = ("The held-out loss got worse after its best evaluation and the train loss did not fall "
                        "meanwhile: the model is not improving on held-out data. When the best evaluation is the "
-                       "first one, the weights the run started from were the best it produced.")
+                       "first held_out_rise, the weights the run started from were the best it produced.")
         last_i = idx[-1]
         f = Finding(rule.id, rule.level, message, Evidence(values, template), ctx.point(s, last_i), s.label, s.key,
                     marks={last_i: "end", idx[best]: "best"})
@@ -114,7 +114,7 @@ def check_overfit(ctx: Context) -> CheckResult:
         res.findings.append(f)
         return None
 
-    return per_series(ctx, Role.EVAL_LOSS, res, one, "held-out loss")
+    return per_series(ctx, Role.EVAL_LOSS, res, held_out_rise, "held-out loss")
 
 
 def _axis(s: Series) -> str:
@@ -207,7 +207,7 @@ def check_gap(ctx: Context) -> CheckResult:
     trains = ctx.log.by_role(Role.TRAIN_LOSS)
     evals, _ = ctx.judged(Role.EVAL_LOSS)
 
-    def one(s: Series) -> SkipReason | None:
+    def held_out_below_train(s: Series) -> SkipReason | None:
         # Steps of one axis only: an epoch-numbered `val loss` is not set against a bar-stepped `loss`.
         axis = [t for t in same_run(trains, s.name) if _axis(t) == _axis(s)]
         same = [t for t in axis if quantity(t.name) == quantity(s.name)]
@@ -255,4 +255,4 @@ def check_gap(ctx: Context) -> CheckResult:
         res.findings.append(f)
         return None
 
-    return per_series(ctx, Role.EVAL_LOSS, res, one, "held-out loss")
+    return per_series(ctx, Role.EVAL_LOSS, res, held_out_below_train, "held-out loss")

@@ -42,7 +42,7 @@ def check_loss_scale(ctx: Context) -> CheckResult:
     res = CheckResult()
     th = ctx.th
 
-    def one(s: Series) -> SkipReason | None:
+    def loss_scale_collapse(s: Series) -> SkipReason | None:
         idx, vals = finite(s)
         if (skip := too_few(len(vals), th.loss_scale_tail + 1, "finite loss scales")) is not None:
             return skip
@@ -81,7 +81,7 @@ def check_loss_scale(ctx: Context) -> CheckResult:
         res.findings.append(f)
         return None
 
-    return per_series(ctx, Role.LOSS_SCALE, res, one, "loss-scale")
+    return per_series(ctx, Role.LOSS_SCALE, res, loss_scale_collapse, "loss-scale")
 
 
 @check("skipped-steps", TL_SKIPPED_STEPS, order=100, description="optimizer steps the trainer skipped",

@@ -41,7 +41,7 @@ def check_step_cliff(ctx: Context) -> CheckResult:
     res = CheckResult()
     th = ctx.th
 
-    def one(s: Series) -> SkipReason | None:
+    def step_time_cliff(s: Series) -> SkipReason | None:
         idx, vals = finite(s)
         n = len(vals)
         if (skip := too_few(n, th.min_points_for_step_cliff, "finite step times")) is not None:
@@ -69,7 +69,7 @@ def check_step_cliff(ctx: Context) -> CheckResult:
         res.findings.append(f)
         return None
 
-    return per_series(ctx, Role.STEP_TIME, res, one, "step-time")
+    return per_series(ctx, Role.STEP_TIME, res, step_time_cliff, "step-time")
 
 
 class _LoaderShares:
@@ -199,7 +199,7 @@ def check_throughput(ctx: Context) -> CheckResult:
 def check_gpu_util(ctx: Context) -> CheckResult:
     res = CheckResult()
 
-    def one(s: Series) -> SkipReason | None:
+    def gpu_utilisation(s: Series) -> SkipReason | None:
         idx, vals = finite(s)
         if not vals:
             return SkipReason(Skip.DEGENERATE, "no finite GPU utilisation values")
@@ -211,4 +211,4 @@ def check_gpu_util(ctx: Context) -> CheckResult:
                                     ctx.point(s, idx[-1]), s.label, s.key))
         return None
 
-    return per_series(ctx, Role.GPU_UTIL, res, one, "GPU-utilisation")
+    return per_series(ctx, Role.GPU_UTIL, res, gpu_utilisation, "GPU-utilisation")
