@@ -26,6 +26,7 @@ SEEDS = {
     "csv": RUNS / "yolo-gallstone" / "results.csv",
     "jsonl": RUNS / "detectron2-maskrcnn" / "output" / "metrics.json",
     "text": LOGS / "gpt2_train.11672114.log",
+    "general": FIXTURES / "live" / "skorch-diverge" / "train.log",  # a table with ANSI colours (issue 24)
     "mlflow": next((FIXTURES / "live" / "mlflow-diverge" / "mlruns" / "0").glob("*/metrics/train_loss")),
     "dvclive": FIXTURES / "live" / "dvclive-diverge" / "dvclive" / "plots" / "metrics" / "train_loss.tsv",
     "mlflow-db": FIXTURES / "live" / "mlflow-db-diverge" / "mlflow.db",
