@@ -275,6 +275,11 @@ GALLERY = {
     "add-scalars-healthy": ("runs/exp", {"loss_train/loss": T, "loss_val/loss": E}, "PASS", set()),
     "add-scalars-overfit": ("runs/exp", {"loss_train/loss": T, "loss_val/loss": E}, "WARN", set()),
     "tensorboardx-healthy": ("runs/tbx", {"train/loss": T}, "PASS", set()),
+    "keras-v2-healthy": ("train.log", {"loss": T, "val_loss": E}, "PASS", set()),
+    "keras-v2-diverge": ("train.log", {"loss": T, "val_loss": E}, "FAIL", {("TP-NAN", 14), ("TL-HELDOUT-RISE", 12)}),
+    "tensorboardx-diverge": ("runs/tbx", {"train/loss": T}, "FAIL", {("TP-NAN", 145)}),
+    # no rule judges a reward yet: the collapse is read (rewards rise, RL losses are not losses) but NOT-CHECKED
+    "sb3-ppo-collapse": ("train.log", {"rollout/ep_rew_mean": OT, "train/loss": OT}, "NOT-CHECKED", set()),
     "sb3-ppo-healthy": ("train.log", {"rollout/ep_rew_mean": OT, "train/loss": OT, "train/value_loss": OT},
                         "NOT-CHECKED", set()),
 }

@@ -473,8 +473,9 @@ class GeneralTextReader(FormatReader):
             return
         if rank is not None:
             self.log.facts["ranks"] = max(int(self.log.facts.get("ranks", 0)), rank + 1)
-        if (stripped[0] in "TKOCDSs" or "OVERFLOW" in stripped or "out of memory" in stripped) and self._event(
-                stripped, n, st, rank):
+        if ("Trace" in stripped or "OVERFLOW" in stripped or "kipping step" in stripped or "Kill" in stripped
+                or "CANCELLED" in stripped or "TIME LIMIT" in stripped or "Interrupt" in stripped
+                or "out of memory" in stripped) and self._event(stripped, n, st, rank):
             return
         # SB3 boxes: "| rollout/ep_rew_mean | 21.3 |" lines between rules
         if stripped[0] == "|" and stripped[-1] == "|" and stripped.count("|") == 3:
@@ -748,19 +749,22 @@ class GeneralTextReader(FormatReader):
     def _point(self, name: str, raw: str, line: int, step: float, basis: str, rank: int | None,
                locator: Locator) -> None:
         try:
-            value = parse_number(raw)
+            value = float(raw)
         except ValueError:
-            return
+            try:
+                value = parse_number(raw)
+            except ValueError:
+                return
         self._value(name, value, line, step, basis, rank, locator)
 
     def _value(self, name: str, value: float, line: int, step: float, basis: str, rank: int | None,
                locator: Locator) -> None:
         st = self.state
-        if not st.rl and name_tokens(name) & _RL_NAMES:
-            st.rl = True
         names = self._names
         got = names.get((name, rank, st.rl))
         if got is None:
+            if name_tokens(name) & _RL_NAMES:
+                st.rl = True  # rewards, timesteps, rollouts: a reinforcement-learning log from here on
             got = names[(name, rank, st.rl)] = (name if rank is None else f"rank{rank}/{name}",
                                                 classify_metric(name, rl=st.rl))
         s = self.series(got[0], got[1], locator=locator, step_basis=basis)
@@ -896,4 +900,4 @@ FORMAT = FormatSpec(
     "general", "any text log by its shapes: tables, key-value runs with a counter, rank prefixes (issue 24)",
     open=line_format("general", GeneralTextReader), reader=GeneralTextReader, priority=85, sniff=_sniff,
     suffixes=(".txt", ".log", ".out"), globs=("**/*.log", "**/*.txt"),
-    fuzz_seed="fixtures/live/xgboost-healthy/train.log")
+    fuzz_seed="fixtures/live/skorch-diverge/train.log")  # a table with ANSI colours
