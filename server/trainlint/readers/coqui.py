@@ -77,7 +77,6 @@ class CoquiReader(FormatReader):
 
     def scan(self, text: str, first_line: int) -> None:
         st: _State = self.state
-        log = self.log
         line = first_line
         last = 0
         has_cr = "\r" in text
@@ -118,49 +117,55 @@ class CoquiReader(FormatReader):
                         buf[6].append(line)
                 elif st.mode == "eval" and st.eval_step is not None:
                     self._eval_value(m, line, st)
-            elif kind == "stephdr":
-                st.mode = "train"
-                st.step = float(m.group("gstep"))
-                st.local, st.total = int(m.group("local")), int(m.group("total"))
-                st.wall = _wall(m.group("time"))
-                log.facts["steps_per_epoch"] = st.total
-                log.facts["last_step"] = st.step
-            elif kind == "epoch":
-                st.epoch = int(m.group("ep"))
-                st.mode = ""
-                log.facts["epoch"] = st.epoch
-                log.facts["planned_epochs"] = int(m.group("eptot"))
-                start = 0.0 if st.step is None else st.step + max(0, st.total - st.local)
-                log.events.append(_ev(EventKind.EPOCH, start, line, m.group(0), epoch=st.epoch,
-                                      of=int(m.group("eptot"))))
-            elif kind == "evalhdr":
-                st.mode = "eval-pending"
-                st.eval_step = 0.0 if st.step is None else st.step + max(0, st.total - st.local)
-                log.events.append(_ev(EventKind.EVALUATION, st.eval_step, line, "EVALUATION"))
-            elif kind == "evalperf":
-                if st.mode == "eval-pending":
-                    st.mode = "eval"
-            elif kind == "training":
-                st.mode = ""
-            elif kind in ("best", "ckpt"):
-                path = (m.group("bestpath") or m.group("ckptpath") or "").strip()
-                sm = _STEP_IN_NAME.search(path)
-                step = float(sm.group(1)) if sm else st.step
-                ev_kind = EventKind.BEST_MODEL if kind == "best" else EventKind.CHECKPOINT
-                log.events.append(_ev(ev_kind, step, line, m.group(0).strip(), path=path))
-                st.mode = "" if st.mode != "train" else st.mode
-            elif kind == "kbd":
-                log.events.append(_ev(EventKind.INTERRUPTED, st.step, line, "Keyboard interrupt detected"))
-            elif kind == "restored":
-                log.events.append(_ev(EventKind.RESUME, float(m.group("rstep")), line, m.group(0).strip()))
-            elif kind == "tb":
-                log.events.append(_ev(EventKind.TRACEBACK, st.step, line, m.group(0)))
-            elif kind == "kept":
-                log.events.append(_ev(EventKind.END_OF_RUN, st.step, line, "Run is kept in …"))
+            else:  # a structure line (step header, epoch, evaluation, checkpoint…): one in eight, a call each
+                self._structure(kind, m, line, st)
         for key, buf in buffers.items():
             current, running = pairs[key]
             current.extend(buf[0], buf[1], buf[2], buf[3])
             running.extend(buf[4], buf[5], buf[6], [])  # the step's wall-clock time is on its current value
+
+    def _structure(self, kind: str | None, m: re.Match[str], line: int, st: _State) -> None:
+        """What a line that is not a value says: a step header, an epoch, an evaluation, a checkpoint, the end."""
+        log = self.log
+        if kind == "stephdr":
+            st.mode = "train"
+            st.step = float(m.group("gstep"))
+            st.local, st.total = int(m.group("local")), int(m.group("total"))
+            st.wall = _wall(m.group("time"))
+            log.facts["steps_per_epoch"] = st.total
+            log.facts["last_step"] = st.step
+        elif kind == "epoch":
+            st.epoch = int(m.group("ep"))
+            st.mode = ""
+            log.facts["epoch"] = st.epoch
+            log.facts["planned_epochs"] = int(m.group("eptot"))
+            start = 0.0 if st.step is None else st.step + max(0, st.total - st.local)
+            log.events.append(_ev(EventKind.EPOCH, start, line, m.group(0), epoch=st.epoch,
+                                  of=int(m.group("eptot"))))
+        elif kind == "evalhdr":
+            st.mode = "eval-pending"
+            st.eval_step = 0.0 if st.step is None else st.step + max(0, st.total - st.local)
+            log.events.append(_ev(EventKind.EVALUATION, st.eval_step, line, "EVALUATION"))
+        elif kind == "evalperf":
+            if st.mode == "eval-pending":
+                st.mode = "eval"
+        elif kind == "training":
+            st.mode = ""
+        elif kind in ("best", "ckpt"):
+            path = (m.group("bestpath") or m.group("ckptpath") or "").strip()
+            sm = _STEP_IN_NAME.search(path)
+            step = float(sm.group(1)) if sm else st.step
+            ev_kind = EventKind.BEST_MODEL if kind == "best" else EventKind.CHECKPOINT
+            log.events.append(_ev(ev_kind, step, line, m.group(0).strip(), path=path))
+            st.mode = "" if st.mode != "train" else st.mode
+        elif kind == "kbd":
+            log.events.append(_ev(EventKind.INTERRUPTED, st.step, line, "Keyboard interrupt detected"))
+        elif kind == "restored":
+            log.events.append(_ev(EventKind.RESUME, float(m.group("rstep")), line, m.group(0).strip()))
+        elif kind == "tb":
+            log.events.append(_ev(EventKind.TRACEBACK, st.step, line, m.group(0)))
+        elif kind == "kept":
+            log.events.append(_ev(EventKind.END_OF_RUN, st.step, line, "Run is kept in …"))
 
     def _pair(self, key: str) -> tuple[Series, Series]:
         base = classify(key)

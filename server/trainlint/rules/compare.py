@@ -80,47 +80,10 @@ def metrics(log: LogFile, th: Thresholds) -> Metrics | str:
     return Metrics(s, idx, vals, vals[fi], fi, m0, m1, improvement, degenerate, gn)
 
 
-@check("compare", *RULES, order=10, phase=Phase.COMPARE, description="a run against a baseline run of the same task",
-       thresholds={TP_FLOOR_RATIO.id: ("max_floor_ratio", "compare_min_points"),
-                   TP_END_RATIO.id: ("max_end_ratio", "compare_window"),
-                   TP_NEG_IMPROVE.id: ("compare_window",),
-                   TP_IMPROVE_DEFICIT.id: ("min_improvement_fraction", "compare_window"),
-                   TP_GRADNORM_RATIO.id: ("max_gradnorm_median_ratio",),
-                   TP_CMP_UNCOMPARABLE.id: ("compare_min_points",)})
-def compare(run: Report, base: Report, th: Thresholds | None = None) -> list[Finding]:
-    """Compare-rule findings for ``run`` against ``base`` (both already judged on their own)."""
-    th = th or Thresholds()
+def _compared(run: Report, base: Report, run_log: LogFile, base_log: LogFile, mr: Metrics, mb: Metrics,
+              th: Thresholds) -> list[Finding]:
+    """The ratio rules (floor, end, improvement, gradient norm) of a comparable pair."""
     out: list[Finding] = []
-    run_log, base_log = run.log, base.log
-
-    def start_of(rep: Report) -> Location:
-        return Location(rep.path, 1, 1, 1, 1) if rep.format != "tfevents" else Location(rep.path, None)
-
-    if base.verdict == Level.FAIL:
-        fails = sorted({f.id for f in base.findings if f.level == Level.FAIL})
-        out.append(Finding(TP_BAD_BASELINE.id, TP_BAD_BASELINE.level,
-                           f"The baseline {base.path} FAILs on its own ({', '.join(fails)}); comparisons against it "
-                           "may mislead.",
-                           Evidence({"verdict": base.verdict.value, "fails": len(fails)},
-                                    "the baseline's own verdict is {verdict} ({fails} failing rules)"), start_of(run)))
-    reasons = []
-    for side, rep in (("run", run), ("baseline", base)):
-        if rep.verdict == Level.NOT_CHECKED or rep.log is None:
-            reasons.append(f"the {side} could not be judged ({rep.error or 'no check ran'})")
-    mr = metrics(run_log, th) if run_log is not None else "not read"
-    mb = metrics(base_log, th) if base_log is not None else "not read"
-    for side, m in (("run", mr), ("baseline", mb)):
-        if isinstance(m, str):
-            reasons.append(f"the {side}: {m}")
-        elif m.degenerate:
-            reasons.append(f"the {side}'s {m.series.label}: {m.degenerate}")
-    if reasons or isinstance(mr, str) or isinstance(mb, str):
-        out.append(Finding(TP_CMP_UNCOMPARABLE.id, TP_CMP_UNCOMPARABLE.level,
-                           "These two runs cannot be compared: " + "; ".join(reasons) + ".",
-                           Evidence({"reasons": len(reasons)}, "{reasons} reason(s) the pair is not comparable"),
-                           start_of(run)))
-        return out
-    assert run_log is not None and base_log is not None
 
     def point(lg: LogFile, m: Metrics, j: int) -> Location:
         return lg.locate(m.series, m.idx[j])
@@ -171,8 +134,55 @@ def compare(run: Report, base: Report, th: Thresholds | None = None) -> list[Fin
                            "The run's typical gradient norm is far above the baseline's.",
                            Evidence(gv, "run gradient-norm median {run_gn} is {ratio}x the baseline's {base_gn}; "
                                         "threshold {threshold}"), point(run_log, mr, len(mr.vals) - 1)))
+    return out
+
+
+@check("compare", *RULES, order=10, phase=Phase.COMPARE, description="a run against a baseline run of the same task",
+       thresholds={TP_FLOOR_RATIO.id: ("max_floor_ratio", "compare_min_points"),
+                   TP_END_RATIO.id: ("max_end_ratio", "compare_window"),
+                   TP_NEG_IMPROVE.id: ("compare_window",),
+                   TP_IMPROVE_DEFICIT.id: ("min_improvement_fraction", "compare_window"),
+                   TP_GRADNORM_RATIO.id: ("max_gradnorm_median_ratio",),
+                   TP_CMP_UNCOMPARABLE.id: ("compare_min_points",)})
+def compare(run: Report, base: Report, th: Thresholds | None = None) -> list[Finding]:
+    """Compare-rule findings for ``run`` against ``base`` (both already judged on their own)."""
+    th = th or Thresholds()
+    out: list[Finding] = []
+    run_log, base_log = run.log, base.log
+
+    def start_of(rep: Report) -> Location:
+        return Location(rep.path, 1, 1, 1, 1) if rep.format != "tfevents" else Location(rep.path, None)
+
+    if base.verdict == Level.FAIL:
+        fails = sorted({f.id for f in base.findings if f.level == Level.FAIL})
+        out.append(Finding(TP_BAD_BASELINE.id, TP_BAD_BASELINE.level,
+                           f"The baseline {base.path} FAILs on its own ({', '.join(fails)}); comparisons against it "
+                           "may mislead.",
+                           Evidence({"verdict": base.verdict.value, "fails": len(fails)},
+                                    "the baseline's own verdict is {verdict} ({fails} failing rules)"), start_of(run)))
+    reasons = []
+    for side, rep in (("run", run), ("baseline", base)):
+        if rep.verdict == Level.NOT_CHECKED or rep.log is None:
+            reasons.append(f"the {side} could not be judged ({rep.error or 'no check ran'})")
+    mr = metrics(run_log, th) if run_log is not None else "not read"
+    mb = metrics(base_log, th) if base_log is not None else "not read"
+    for side, m in (("run", mr), ("baseline", mb)):
+        if isinstance(m, str):
+            reasons.append(f"the {side}: {m}")
+        elif m.degenerate:
+            reasons.append(f"the {side}'s {m.series.label}: {m.degenerate}")
+    if reasons or isinstance(mr, str) or isinstance(mb, str):
+        out.append(Finding(TP_CMP_UNCOMPARABLE.id, TP_CMP_UNCOMPARABLE.level,
+                           "These two runs cannot be compared: " + "; ".join(reasons) + ".",
+                           Evidence({"reasons": len(reasons)}, "{reasons} reason(s) the pair is not comparable"),
+                           start_of(run)))
+        return out
+    assert run_log is not None and base_log is not None
+
+    out.extend(_compared(run, base, run_log, base_log, mr, mb, th))
     if not any(f.level in (Level.FAIL, Level.WARN) for f in out):
-        pv = {**common, "floor_ratio": Ratio(mr.floor / mb.floor) if mb.floor else Ratio(float("inf")),
+        pv = {"run_series": mr.series.label, "baseline_series": mb.series.label,
+              "floor_ratio": Ratio(mr.floor / mb.floor) if mb.floor else Ratio(float("inf")),
               "run_improvement": Ratio(mr.improvement), "base_improvement": Ratio(mb.improvement)}
         out.append(Finding(TP_CMP_PASS.id, TP_CMP_PASS.level, "The run compares well with the baseline.",
                            Evidence(pv, "floor ratio {floor_ratio}; improvement {run_improvement} vs "

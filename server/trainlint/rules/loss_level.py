@@ -8,6 +8,7 @@ place cannot decide it; a window of 1 reproduces trainproof's last-point-versus-
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from ..core.model import Role, Series
 from ..core.values import fmt_step, fmt_value
@@ -151,6 +152,71 @@ def check_flat(ctx: Context) -> CheckResult:
     return per_series(ctx, Role.TRAIN_LOSS, res, flat_loss, "train-loss", trend=True)
 
 
+def _against_noise(ctx: Context, s: Series, vals: list[float], seg: int, w: int, end_win: tuple[int, int],
+                   lo_win: tuple[int, int], ratio: float, values: dict[str, Any],
+                   text: str) -> tuple[bool | None, str]:
+    """Whether the rise is within the series' own noise (None when one point decides: w == 1), with the noise
+    measured into ``values`` and ``text``."""
+    th = ctx.th
+    # Is the rise a level change or the series' noise? Measured against its own noise: the end level's
+    # height above the lowest level in level errors (z), which must exceed the chance dip of the lowest of
+    # the m windows it was chosen among plus divergence_noise_z; a held-out loss that rose too corroborates.
+    noisy = None
+    if w > 1:
+        sigma, changes = log_noise(vals, seg, len(vals))
+        m = max(1, (len(vals) - seg) // w)
+        se = level_se(sigma, end_win[1] - end_win[0], lo_win[1] - lo_win[0]) if sigma == sigma else math.nan
+        z = z_of(math.log(ratio), se) if se == se else math.inf
+        held = _heldout_rise(ctx, s)
+        need = th.divergence_noise_z + (0.0 if held is not None else selection(m))
+        values.update(sigma=Ratio(sigma) if sigma == sigma else Ratio(0.0), changes=changes, z=Ratio(z),
+                      z_need=Ratio(need), windows=m)
+        if held is not None:
+            values.update(held_series=held[0], held_best=held[1], held_last=held[2], held_ratio=Ratio(held[3]))
+        text += f"; {z:.3g} level errors above the lowest level (needs {need:.3g}; noise {sigma:.3g} in log)"
+        noisy = z < need
+    return noisy, text
+
+
+def _divergence_finding(ctx: Context, s: Series, values: dict[str, Any], w: int, descended: bool, idx: list[int],
+                        end_win: tuple[int, int], lo_win: tuple[int, int], lo: float, since_seam: int) -> Finding:
+    """The TP-DIVERGE finding: on the last point, with the lowest level and the end window as related places."""
+    if w == 1:
+        template = ("{series}: last value {end} at step {end_last} is {ratio}x the minimum {minimum} at step "
+                    "{min_last} (threshold {threshold})")
+    else:
+        template = ("{series}: end level {end} (median of the last {window} points, steps {end_first}-{end_last}) "
+                    "is {ratio}x the lowest level {minimum} (median of points at steps {min_first}-{min_last}); "
+                    "threshold {threshold}; last point/minimum {raw_ratio}")
+        if descended:
+            template += "; it gave back {giveback} of its descent from the start level {start}"
+        template += ("; judged over its noise: {z} level errors above the lowest level, where {z_need} were "
+                     "needed (log-loss noise {sigma}, from the MAD of its last {changes} point-to-point changes")
+        if "held_series" in values:
+            template += "; corroborated by {held_series}, which rose from its best {held_best} to {held_last})"
+        else:
+            template += "; the lowest of {windows} windows)"
+    end_i, lo_mid = idx[end_win[1] - 1], idx[(lo_win[0] + lo_win[1] - 1) // 2]
+    message = ("The loss ends well above the lowest level it reached: training may have become unstable "
+               "(learning rate too high, a bad stretch of data, a precision overflow), or the run kept going "
+               "past its best point. Compare with the held-out loss and look at what changed after the minimum.")
+    level = TP_DIVERGE.level
+    early = too_early(ctx, s, since_seam)
+    if early is not None:
+        # A young live run rises for healthy reasons too (detection losses while the warm-up matches more
+        # proposals): yellow now, red only once the run is past its start.
+        level = Level.WARN
+        message += f" A warning, not a failure, while the run is young: {early.detail}."
+    f = Finding(TP_DIVERGE.id, level, message,
+                Evidence(values, template), ctx.point(s, end_i), s.label, s.key,
+                marks={end_i: "end", lo_mid: "minimum"})
+    f.related.append(Related("minimum", ctx.point(s, lo_mid), f"lowest level {fmt_value(lo)}"))
+    if w > 1:
+        f.related.append(Related("window-start", ctx.point(s, idx[end_win[0]]), "the end window starts here"))
+        f.marks[idx[end_win[0]]] = "window-start"
+    return f
+
+
 @check("divergence", TP_DIVERGE, order=60, description="end level vs lowest level of the loss",
        thresholds=("max_loss_divergence_ratio", "divergence_window", "divergence_window_min",
                    "divergence_window_divisor", "min_points_for_trend", "divergence_noise_z"))
@@ -198,59 +264,11 @@ def check_divergence(ctx: Context) -> CheckResult:
                   "ratio": Ratio(ratio), "threshold": th.max_loss_divergence_ratio, "window": w,
                   "raw_ratio": Ratio(raw_ratio), "points": len(vals)}
         text = f"end/min {ratio:.3g} over {w}-point medians (last point/min {raw_ratio:.3g})"
-        # Is the rise a level change or the series' noise? Measured against its own noise: the end level's
-        # height above the lowest level in level errors (z), which must exceed the chance dip of the lowest of
-        # the m windows it was chosen among plus divergence_noise_z; a held-out loss that rose too corroborates.
-        noisy = None
-        if w > 1:
-            sigma, changes = log_noise(vals, seg, len(vals))
-            m = max(1, (len(vals) - seg) // w)
-            se = level_se(sigma, end_win[1] - end_win[0], lo_win[1] - lo_win[0]) if sigma == sigma else math.nan
-            z = z_of(math.log(ratio), se) if se == se else math.inf
-            held = _heldout_rise(ctx, s)
-            need = th.divergence_noise_z + (0.0 if held is not None else selection(m))
-            values.update(sigma=Ratio(sigma) if sigma == sigma else Ratio(0.0), changes=changes, z=Ratio(z),
-                          z_need=Ratio(need), windows=m)
-            if held is not None:
-                values.update(held_series=held[0], held_best=held[1], held_last=held[2], held_ratio=Ratio(held[3]))
-            text += f"; {z:.3g} level errors above the lowest level (needs {need:.3g}; noise {sigma:.3g} in log)"
-            noisy = z < need
+        noisy, text = _against_noise(ctx, s, vals, seg, w, end_win, lo_win, ratio, values, text)
         res.measurements.append(Measurement("divergence", s.label, values, text))
         if ratio <= th.max_loss_divergence_ratio or noisy:
             return None
-        if w == 1:
-            template = ("{series}: last value {end} at step {end_last} is {ratio}x the minimum {minimum} at step "
-                        "{min_last} (threshold {threshold})")
-        else:
-            template = ("{series}: end level {end} (median of the last {window} points, steps {end_first}-{end_last}) "
-                        "is {ratio}x the lowest level {minimum} (median of points at steps {min_first}-{min_last}); "
-                        "threshold {threshold}; last point/minimum {raw_ratio}")
-            if descended:
-                template += "; it gave back {giveback} of its descent from the start level {start}"
-            template += ("; judged over its noise: {z} level errors above the lowest level, where {z_need} were "
-                         "needed (log-loss noise {sigma}, from the MAD of its last {changes} point-to-point changes")
-            if "held_series" in values:
-                template += "; corroborated by {held_series}, which rose from its best {held_best} to {held_last})"
-            else:
-                template += "; the lowest of {windows} windows)"
-        end_i, lo_mid = idx[end_win[1] - 1], idx[(lo_win[0] + lo_win[1] - 1) // 2]
-        message = ("The loss ends well above the lowest level it reached: training may have become unstable "
-                   "(learning rate too high, a bad stretch of data, a precision overflow), or the run kept going "
-                   "past its best point. Compare with the held-out loss and look at what changed after the minimum.")
-        level = TP_DIVERGE.level
-        early = too_early(ctx, s, len(vals) - seg)
-        if early is not None:
-            # A young live run rises for healthy reasons too (detection losses while the warm-up matches more
-            # proposals): yellow now, red only once the run is past its start.
-            level = Level.WARN
-            message += f" A warning, not a failure, while the run is young: {early.detail}."
-        f = Finding(TP_DIVERGE.id, level, message,
-                    Evidence(values, template), ctx.point(s, end_i), s.label, s.key,
-                    marks={end_i: "end", lo_mid: "minimum"})
-        f.related.append(Related("minimum", ctx.point(s, lo_mid), f"lowest level {fmt_value(lo)}"))
-        if w > 1:
-            f.related.append(Related("window-start", ctx.point(s, idx[end_win[0]]), "the end window starts here"))
-            f.marks[idx[end_win[0]]] = "window-start"
+        f = _divergence_finding(ctx, s, values, w, descended, idx, end_win, lo_win, lo, len(vals) - seg)
         res.findings.append(f)
         return None
 
