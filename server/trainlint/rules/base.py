@@ -24,7 +24,7 @@ from ..core.findings import (  # re-exported: what every rule module builds its 
     Step,
 )
 from ..core.model import Event, Location, LogFile, Role, Series
-from ..core.roles import is_adversarial, is_plain_loss, run_of
+from ..core.roles import is_adversarial, is_plain_loss, run_of, tokens
 from ..core.values import fmt_step, fmt_value
 from .stats import finite as cached_finite
 from .stats import median, stats, upper_median
@@ -86,8 +86,6 @@ def rl_markers(log: LogFile) -> dict[str, list[Series]]:
     it as reinforcement learning (rewards, returns, rollouts). A minimal stand-in for the general reader's
     ``direction`` (a reward rises; an RL policy/value loss is no supervised loss), kept in the rules so it holds
     for every reader."""
-    from ..core.roles import tokens
-
     out: dict[str, list[Series]] = {}
     for s in log.series.values():
         if s.role == Role.OTHER and len(s) and _RL_TOKENS & set(tokens(s.name)):

@@ -11,6 +11,7 @@ import math
 from typing import Any
 
 from ..core.model import Role, Series
+from ..core.roles import same_run
 from ..core.values import fmt_step, fmt_value
 from .base import (
     CheckResult,
@@ -52,8 +53,6 @@ def _nonfinite_grads_from(ctx: Context, step: float) -> tuple[int, int]:
 def _heldout_rise(ctx: Context, s: Series) -> tuple[str, float, float, float] | None:
     """A held-out loss of the same run that ends above its best by the overfit ratio (its label, best, last,
     ratio): a second series that saw the rise. O(1): the best and last come from its cache."""
-    from ..core.roles import same_run
-
     for h in same_run(ctx.judged(Role.EVAL_LOSS)[0], s.name):
         st = stats(h)
         if st.count_fin < 2 or st.fin_best < 0:

@@ -24,6 +24,8 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from .stats import stats
+
 if TYPE_CHECKING:
     from ..core.model import Series
 
@@ -52,8 +54,6 @@ def fitted_change(s: Series, seg: int) -> tuple[float, int]:
     """(the fall of a least-squares line through the log values of finite positive points from finite position
     ``seg`` on, from its first point to its last, in log units; how many points). Running sums in the series'
     cache: O(appended)."""
-    from .stats import stats
-
     st = stats(s)
     vals = st.fin_vals
     memo = st.memo.get("fit")
