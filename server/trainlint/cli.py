@@ -59,6 +59,9 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--verbose", "-v", action="store_true", help="also print what each check measured per series")
     c.add_argument("--select", help="comma-separated rule IDs or prefixes to run")
     c.add_argument("--ignore", help="comma-separated rule IDs or prefixes to skip")
+    c.add_argument("--line-breaks", choices=("lf", "lsp"), default="lf",
+                   help="lf: lines as wc -l, grep -n and most editors count them (default); lsp: a lone carriage "
+                        "return (a progress-bar redraw) also starts a line, as the LSP and SARIF specifications say")
     common(c)
 
     s = sub.add_parser("series", help="list every series read from a file, with the lines of its points")
@@ -101,6 +104,7 @@ def _parser() -> argparse.ArgumentParser:
     w.add_argument("--until-fail", action="store_true", help="exit 1 at the first FAIL")
     w.add_argument("--format", choices=("text", "json"), default="text", help="text lines, or JSON lines")
     w.add_argument("--stall-seconds", type=float, default=120.0, help="say so when a log has not grown for this long")
+    w.add_argument("--line-breaks", choices=("lf", "lsp"), default="lf", help="as for check")
     common(w)
 
     ed = sub.add_parser("editor-config", help="print the path of the editor configuration trainlint ships")
@@ -129,7 +133,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             from .watch import run as watch
 
             return watch(args.paths, _config(args, args.paths[0]), args.until_fail, args.format == "json",
-                         args.stall_seconds)
+                         args.stall_seconds, line_breaks=args.line_breaks)
         if args.command == "editor-config":
             print(os.path.join(os.path.dirname(os.path.abspath(__file__)), "editors", "trainlint.lua"))
             return EXIT_OK
@@ -211,6 +215,11 @@ def _check(args: argparse.Namespace) -> int:
     discovery = {"read": len(reports), "skipped": [{"path": p, "reason": r} for p, r in skipped_files],
                  "unreadable": [{"path": p, "reason": r} for p, r in unreadable],
                  "companions": [{"path": p, "reason": r} for p, r in companions_read]}
+    maps = None
+    if args.line_breaks == "lf":  # a tqdm redraw's `\r` does not start a line for grep -n, a terminal or Neovim
+        from .linemap import reports_to_lf
+
+        maps = reports_to_lf(reports)
     if args.format == "json":
         from .output import check_json
 
@@ -220,7 +229,8 @@ def _check(args: argparse.Namespace) -> int:
 
         print(json.dumps(sarif.document(reports), indent=2, allow_nan=False))
     else:
-        for line in check_text.render(reports, quiet=args.quiet, verbose=args.verbose, full=args.format == "full"):
+        for line in check_text.render(reports, quiet=args.quiet, verbose=args.verbose, full=args.format == "full",
+                                      maps=maps):
             print(line)
         if not args.quiet:
             print(check_text.summary(reports, len(skipped_files), len(unreadable)))
@@ -285,6 +295,9 @@ def _compare(args: argparse.Namespace) -> int:
     cfg = _config(args, args.baseline)
     base = judge_path(_one_log(args.baseline), cfg, args.log_format)
     reports = [compare_paths(base, judge_path(_one_log(r), cfg, args.log_format), cfg) for r in args.runs]
+    from .linemap import reports_to_lf
+
+    reports_to_lf(reports)
     if args.format == "json":
         print(json.dumps(check_json.document(reports), indent=2, allow_nan=False))
     elif args.format == "sarif":

@@ -17,6 +17,7 @@ from typing import Any, TextIO
 
 from .config import Config
 from .judge import READ_ERRORS, Report, judge_log, open_log, read_failure
+from .linemap import LineMap, reports_to_lf
 from .output.check_text import finding_line, rel
 from .readers import Source
 from .rules.base import Finding, Level
@@ -45,8 +46,10 @@ def _key(f: Finding) -> tuple[Any, ...]:
 
 class Watcher:
     def __init__(self, paths: list[str], cfg: Config, out: TextIO = sys.stdout, as_json: bool = False,
-                 stall_s: float = 120.0) -> None:
+                 stall_s: float = 120.0, line_breaks: str = "lf") -> None:
         self.paths, self.cfg, self.out, self.as_json, self.stall_s = paths, cfg, out, as_json, stall_s
+        # lines told as grep -n counts them (a progress bar's `\r` redraws stay on one line), kept per file
+        self.line_maps: dict[str, LineMap] | None = {} if line_breaks == "lf" else None
         self.units: dict[str, Watched] = {}
         self.companions = Companions()
         self.colour = out.isatty() and not as_json
@@ -86,6 +89,8 @@ class Watcher:
             u.grew_at, u.stalled = time.monotonic(), False
         u.points = points
         u.report = judge_log(log, self.cfg, collect_facts(u.path, log, u.facts, self.companions))
+        if self.line_maps is not None:
+            reports_to_lf([u.report], self.line_maps)
         return True
 
     def emit(self, u: Watched) -> None:
@@ -152,10 +157,10 @@ class Watcher:
 
 
 def run(paths: list[str], cfg: Config, until_fail: bool = False, as_json: bool = False,
-        stall_s: float = 120.0, out: TextIO = sys.stdout) -> int:
+        stall_s: float = 120.0, out: TextIO = sys.stdout, line_breaks: str = "lf") -> int:
     import watchfiles
 
-    w = Watcher(paths, cfg, out, as_json, stall_s)
+    w = Watcher(paths, cfg, out, as_json, stall_s, line_breaks)
     w.discover()
     for u in w.units.values():
         w.judge(u)

@@ -33,6 +33,7 @@ from ..readers.tfevents import is_event_file
 from ..runs import is_artefact
 from . import diagnostics as dg
 from .hover import finding_markdown, point_markdown
+from .linebreaks import LineBreaks, lf_client
 from .outline import code_lenses, symbols
 from .settings import Settings
 from .stdio import serve
@@ -55,6 +56,7 @@ class TrainlintServer(LanguageServer):
         self.ws = Workspace()
         self.settings = Settings()
         self.views = dg.Views()
+        self.lines = LineBreaks()  # positions in the client's lines (Neovim: "\n" only)
         self.worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="trainlint-judge")
         self.tasks: set[asyncio.Task[Any]] = set()
         self.open_paths: set[str] = set()
@@ -102,9 +104,12 @@ class TrainlintServer(LanguageServer):
             return True
         return path in self.open_paths or (path is not None and os.path.dirname(path) in self.open_paths)
 
+    def build(self, tr: Tracked) -> dict[str, list[t.Diagnostic]]:
+        return self.lines.to_client(dg.build(tr, self.settings, self.views, self.encoding), self.encoding)
+
     def publish(self, tr: Tracked, by_uri: dict[str, list[t.Diagnostic]] | None = None) -> None:
         if by_uri is None:
-            by_uri = dg.build(tr, self.settings, self.views, self.encoding)
+            by_uri = self.build(tr)
         if not os.path.isdir(tr.path):  # a clean file is published empty: the editor knows it was judged
             by_uri.setdefault(dg.file_uri(tr.path), [])
         by_uri = {u: d for u, d in by_uri.items() if self.visible(u)}
@@ -146,7 +151,7 @@ class TrainlintServer(LanguageServer):
             return
         if changed or not tr.published:
             # Built in the worker: an event file's view grows there, never on the event loop.
-            self.publish(tr, await self.in_worker(dg.build, tr, self.settings, self.views, self.encoding))
+            self.publish(tr, await self.in_worker(self.build, tr))
         self._recheck_when_quiet(tr)
         if not keep:
             self._release_if_idle(tr)
@@ -426,6 +431,7 @@ server = TrainlintServer()
 def on_initialize(ls: TrainlintServer, params: t.InitializeParams) -> None:
     ls.settings, ls.settings_errors = Settings.parse(params.initialization_options)
     ls.ws.select, ls.ws.ignore = ls.settings.select, ls.settings.ignore
+    ls.lines.client_lf, ls.lines.setting = lf_client(params.client_info), ls.settings.line_breaks
     caps = params.capabilities.text_document
     if ls.settings.pull_diagnostics and caps is not None and caps.diagnostic is not None:
         ls.pull = True
@@ -472,6 +478,7 @@ def _apply_settings(ls: TrainlintServer, raw: Any) -> None:
         ls.message(f"trainlint: {err}; the default is used")
     ls.settings = settings
     ls.ws.select, ls.ws.ignore = settings.select, settings.ignore
+    ls.lines.setting = settings.line_breaks
 
 
 @server.feature(t.WORKSPACE_DID_CHANGE_CONFIGURATION)
@@ -556,7 +563,8 @@ async def on_hover(ls: TrainlintServer, params: t.HoverParams) -> t.Hover | None
     await ls.points_of(tr)
     if tr.report is None:
         return None
-    line = params.position.line + 1
+    line = ls.lines.line_from_client(to_fs_path(params.text_document.uri) if member is None else None,
+                                     params.position)
     lg = tr.log
     if member is not None:
         if lg is None:
@@ -598,7 +606,7 @@ async def on_symbols(ls: TrainlintServer, params: t.DocumentSymbolParams) -> lis
     if tr is None or member is not None:
         return []
     await ls.points_of(tr)
-    return symbols(tr)
+    return ls.lines.symbols_to_client(to_fs_path(params.text_document.uri) or tr.path, symbols(tr), ls.encoding)
 
 
 async def on_pull(ls: TrainlintServer,
@@ -607,7 +615,7 @@ async def on_pull(ls: TrainlintServer,
     items: list[t.Diagnostic] = []
     if tr is not None:
         await ls.points_of(tr)
-        items = dg.build(tr, ls.settings, ls.views, ls.encoding).get(params.text_document.uri, [])
+        items = ls.build(tr).get(params.text_document.uri, [])
     return t.RelatedFullDocumentDiagnosticReport(items=items)
 
 

@@ -26,6 +26,7 @@ class Settings:
     pull_diagnostics: bool = False
     max_diagnostics_per_file: int = 200
     ignore_patterns: list[str] = field(default_factory=list)  # globs of files that get no diagnostics
+    line_breaks: str = "auto"                # "auto" (from clientInfo) | "lsp" | "lf": how the client splits lines
 
     @classmethod
     def parse(cls, raw: Any) -> tuple[Settings, list[str]]:
@@ -73,6 +74,12 @@ class Settings:
                 s.ignore_patterns = list(v)
             else:
                 errors.append("trainlint.ignorePatterns must be a list of glob patterns such as \"**/old_runs/**\"")
+        v = raw.get("lineBreaks")
+        if v is not None:
+            if v in ("auto", "lsp", "lf"):
+                s.line_breaks = v
+            else:
+                errors.append(f"trainlint.lineBreaks must be \"auto\", \"lsp\" or \"lf\", got {str(v)[:40]!r}")
         # Every number has a range: debounceMs 1e12 used to stop re-judging for good, 1e30 crashed the watcher.
         for key, attr, lo, hi in (("debounceMs", "debounce_ms", 0, 60_000),
                                   ("maxDiagnosticsPerFile", "max_diagnostics_per_file", 1, 10_000)):

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 
 from ..judge import Report
+from ..linemap import LineMap
 from ..model import Location, LogFile
 from ..rules.base import Finding, Level
 
@@ -32,30 +33,39 @@ def finding_line(f: Finding, base: str | None = None) -> str:
     return f"{where(f.location, base)}: {f.id} [{f.level.value}] {f.evidence.text}"
 
 
-def finding_full(f: Finding, log: LogFile | None, base: str | None = None) -> list[str]:
-    """The concise line, then the log's line with the value marked, the interpretation and the related places."""
+def finding_full(f: Finding, log: LogFile | None, base: str | None = None,
+                 maps: dict[str, LineMap] | None = None) -> list[str]:
+    """The concise line, then the log's line with the value marked, the interpretation and the related places.
+
+    With ``maps`` (the locations are told in ``\\n`` lines), the part of the line shown is the progress-bar redraw
+    that holds the value, not the whole run of redraws."""
     out = [finding_line(f, base)]
     loc = f.location
-    text = log.line_text(loc.line, loc.path) if log is not None and loc.line is not None else None
-    if text is not None:
+    line, start = loc.line, max(0, (loc.column or 1) - 1)
+    m = maps.get(loc.path) if maps is not None else None
+    if m is not None and line is not None and not m.identity():
+        line, start = m.to_lsp(line, start)
+    text = log.line_text(line, loc.path) if log is not None and line is not None else None
+    if text is not None and loc.line is not None:
         n = str(loc.line)
         pad = " " * len(n)
         shown = text.replace("\t", " ")[:200]
-        start = max(0, (loc.column or 1) - 1)
-        width = max(1, min((loc.end_column or start + 2) - 1, len(shown)) - start)
+        end = start + (loc.end_column - loc.column) if loc.end_column and loc.column else start + 1
+        width = max(1, min(end, len(shown)) - start)
         out += [f"{pad} |", f"{n} | {shown}", f"{pad} | {' ' * start}{'^' * width}"]
     out.append(f"  = {f.message}")
     out.extend(f"  = {r.role}: {where(r.location, base)}: {r.message}" for r in f.related)
     return out
 
 
-def render(reports: list[Report], quiet: bool = False, verbose: bool = False, full: bool = False) -> list[str]:
+def render(reports: list[Report], quiet: bool = False, verbose: bool = False, full: bool = False,
+           maps: dict[str, LineMap] | None = None) -> list[str]:
     out: list[str] = []
     for rep in reports:
         shown = [f for f in rep.findings if f.level not in (Level.PASS,) and not (quiet and f.level == Level.INFO)]
         for f in shown:
             if full:
-                out.extend(finding_full(f, rep.log))
+                out.extend(finding_full(f, rep.log, maps=maps))
                 out.append("")
             else:
                 out.append(finding_line(f))
