@@ -107,6 +107,13 @@ def _parser() -> argparse.ArgumentParser:
     w.add_argument("--line-breaks", choices=("lf", "lsp"), default="lf", help="as for check")
     common(w)
 
+    rp = sub.add_parser("report", help="write the curves and findings of logs and run directories to one "
+                                       "self-contained HTML file (no network needed to open it)")
+    rp.add_argument("paths", nargs="+", metavar="PATH")
+    rp.add_argument("-o", "--output", default="trainlint-report.html", help="the HTML file to write")
+    rp.add_argument("--title", default="trainlint report")
+    common(rp)
+
     ed = sub.add_parser("editor-config", help="print the path of the editor configuration trainlint ships")
     ed.add_argument("editor", choices=("nvim",))
 
@@ -134,6 +141,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             return watch(args.paths, _config(args, args.paths[0]), args.until_fail, args.format == "json",
                          args.stall_seconds, line_breaks=args.line_breaks)
+        if args.command == "report":
+            return _report(args)
         if args.command == "editor-config":
             print(os.path.join(os.path.dirname(os.path.abspath(__file__)), "editors", "trainlint.lua"))
             return EXIT_OK
@@ -285,6 +294,36 @@ def _one_log(path: str) -> str:
     items = plan(path).items
     here = [i for i in items if os.path.dirname(i.path) == path.rstrip(os.sep)] if len(items) > 1 else items
     return here[0].path if len(here) == 1 else path
+
+
+def _report(args: argparse.Namespace) -> int:
+    """The HTML report: the same judging as ``check`` (its exit codes), the curves drawn from the points read."""
+    from .judge import judge_path, not_checked
+    from .output.report_html import document
+    from .rules.base import Level
+    from .runs import Companions, plan
+
+    cfg = _config(args, args.paths[0])
+    reports, companions = [], Companions()
+    for path in args.paths:
+        if not os.path.exists(path):
+            reports.append(not_checked(path, None, "it does not exist"))
+            continue
+        items = [i for i in plan(path, cfg).items if i.format != "dataset"]
+        if args.log_format and not os.path.isdir(path):
+            reports.append(judge_path(path, cfg, args.log_format))
+        elif not items:
+            reports.append(not_checked(path, None, "not a training log"))
+        reports.extend(judge_path(i.path, cfg, i.format, i.facts, companions) for i in items)
+    page = document(reports, args.title)
+    with open(args.output, "w", encoding="utf-8") as f:
+        f.write(page)
+    verdicts = [r.verdict for r in reports]
+    print(f"trainlint: wrote {args.output} ({len(page) // 1024} KB): {len(reports)} log(s), "
+          f"{sum(1 for v in verdicts if v == Level.FAIL)} FAIL")
+    if Level.FAIL in verdicts:
+        return EXIT_FAIL
+    return EXIT_CANNOT_JUDGE if not reports or Level.NOT_CHECKED in verdicts else EXIT_OK
 
 
 def _compare(args: argparse.Namespace) -> int:
