@@ -93,7 +93,7 @@ def build(rep: Report, tell_line: Teller | None = None) -> dict[str, Any]:
     log = rep.log
     tell = tell_line or (lambda _path, line: line)
     doc: dict[str, Any] = {"path": rep.path, "format": rep.format, "verdict": rep.verdict.value, "error": rep.error,
-                           "series": [], "findings": [], "seams": []}
+                           "series": [], "findings": [], "seams": [], "members": list(log.members) if log else []}
     if log is None:
         return clean(doc)
     charts = _judged(rep, log)
@@ -129,6 +129,7 @@ def build(rep: Report, tell_line: Teller | None = None) -> dict[str, Any]:
             "values": [v if math.isfinite(v) else None for v in vals],
             "nonfinite": [{"at": k, "value": str(v)} for k, v in enumerate(vals) if not math.isfinite(v)],
             "lines": lines, "records": records,
+            "files": [s.files[i] for i in idx] if s.records and log.members else None,
         })
     for f, pts in placed:
         s = by_key.get(f.series_key or "")

@@ -110,6 +110,13 @@ class LineBreaks:
             todo.extend(s.children or [])
         return syms
 
+    def line_to_client(self, path: str, line: int) -> int:
+        """A 1-based LSP line as the client counts it (the map as the last publish left it)."""
+        if not self.lf:
+            return line
+        m = self._map(path, False)
+        return line if m.identity() else m.to_lf(line)[0]
+
     def line_from_client(self, path: str | None, pos: t.Position) -> int:
         """The 1-based LSP line of a position the client sent (the character is taken as code points: the
         redraws before it on a progress-bar line are ASCII in every log seen)."""

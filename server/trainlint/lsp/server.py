@@ -32,6 +32,7 @@ from ..readers import BINARY_FORMATS
 from ..readers.tfevents import is_event_file
 from ..runs import is_artefact
 from . import diagnostics as dg
+from .curves import CURVES, on_curves
 from .hover import finding_markdown, point_markdown
 from .linebreaks import LineBreaks, lf_client
 from .outline import code_lenses, symbols
@@ -645,6 +646,9 @@ async def on_render_events(ls: TrainlintServer, params: Any) -> dict[str, Any]:
 
     body, lines = await ls.in_worker(text)
     return {"uri": dg.events_uri(member), "text": body, "lines": lines}
+
+
+server.feature(CURVES)(on_curves)  # the curves view's data (lsp/curves.py)
 
 
 @server.feature(IS_LOG)
