@@ -62,7 +62,9 @@ def test_neovim_on_the_real_coqui_log(tmp_path: Path):
     assert sorted((d["code"], d["lnum"]) for d in res["buffer"]) == [("TL-RUN-INCOMPLETE", 13206),
                                                                      ("TP-THROUGHPUT", 13206)]
     assert {d["severity"] for d in res["buffer"]} == {3}  # INFO -> Information
-    assert "2.08 steps/s" in res["hover"] and "epoch 3 of 1000" in res["hover"]
+    # one finding at a time, evidence first; the other one on the line is named
+    assert res["hover"].startswith("**TL-RUN-INCOMPLETE** · INFO") and "epoch 3 of 1000" in res["hover"]
+    assert "Also on this line: TP-THROUGHPUT (INFO)" in res["hover"]
 
 
 def test_neovim_on_a_tqdm_log_counts_lines_as_the_buffer_does(tmp_path: Path):
@@ -118,3 +120,5 @@ def test_shipped_config_follows_a_growing_log(tmp_path: Path):
     assert (res["lines_before"], res["lines_after"]) == (60, 62) and res["grown"], res
     assert res["last_line"] == "step 62, loss: nan"
     assert "TP-NAN" in res["codes_at_want"], res["diagnostics"]
+    # the virtual text on that line names the rule
+    assert any(v["lnum"] == 61 and "TP-NAN: `loss`" in v["text"] for v in res["virtual_text"]), res["virtual_text"]

@@ -9,7 +9,7 @@ copyFileSync("node_modules/uplot/dist/uPlot.iife.min.js", `${vendor}/uPlot.iife.
 copyFileSync("node_modules/uplot/dist/uPlot.min.css", `${vendor}/uPlot.min.css`);
 copyFileSync("node_modules/uplot/LICENSE", `${vendor}/uPlot.LICENSE`);
 mkdirSync("media", { recursive: true });
-for (const f of ["vendor/uPlot.iife.min.js", "vendor/uPlot.min.css", "curves.js", "curves.css"]) {
+for (const f of ["vendor/uPlot.iife.min.js", "vendor/uPlot.min.css", "vendor/uPlot.LICENSE", "curves.js", "curves.css"]) {
   copyFileSync(`../server/trainlint/assets/${f}`, `media/${f.replace("vendor/", "")}`);
 }
 

@@ -59,6 +59,8 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--verbose", "-v", action="store_true", help="also print what each check measured per series")
     c.add_argument("--select", help="comma-separated rule IDs or prefixes to run")
     c.add_argument("--ignore", help="comma-separated rule IDs or prefixes to skip")
+    c.add_argument("--color", "--colour", dest="color", choices=("auto", "always", "never"), default="auto",
+                   help="colour the levels: auto (a terminal, unless NO_COLOR is set), always, never")
     c.add_argument("--line-breaks", choices=("lf", "lsp"), default="lf",
                    help="lf: lines as wc -l, grep -n and most editors count them (default); lsp: a lone carriage "
                         "return (a progress-bar redraw) also starts a line, as the LSP and SARIF specifications say")
@@ -239,7 +241,7 @@ def _check(args: argparse.Namespace) -> int:
         print(json.dumps(sarif.document(reports), indent=2, allow_nan=False))
     else:
         for line in check_text.render(reports, quiet=args.quiet, verbose=args.verbose, full=args.format == "full",
-                                      maps=maps):
+                                      maps=maps, colour=check_text.use_colour(args.color, sys.stdout)):
             print(line)
         if not args.quiet:
             print(check_text.summary(reports, len(skipped_files), len(unreadable)))

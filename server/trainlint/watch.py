@@ -52,7 +52,7 @@ class Watcher:
         self.line_maps: dict[str, LineMap] | None = {} if line_breaks == "lf" else None
         self.units: dict[str, Watched] = {}
         self.companions = Companions()
-        self.colour = out.isatty() and not as_json
+        self.colour = out.isatty() and not as_json and not os.environ.get("NO_COLOR")
         self.started = time.monotonic()
 
     # -- what is watched --------------------------------------------------------------------
@@ -140,8 +140,9 @@ class Watcher:
                         "last_step": last, "points": points})
             return
         step = f"last step {last:g}" if last is not None else "no step yet"
-        print(f"[trainlint] {self.verdict().value}: {len(self.units)} log(s), {step}, {points} points "
-              f"({rate:.0f}/s since start)", file=self.out, flush=True)
+        # points read from the logs per second of watching: trainlint's reading, not the run's training speed
+        print(f"[trainlint] {self.verdict().value}: {len(self.units)} log(s), {step}, {points} points read "
+              f"({rate:.0f} points read/s since watching started)", file=self.out, flush=True)
 
     def stalls(self) -> None:
         now = time.monotonic()

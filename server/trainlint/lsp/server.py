@@ -33,7 +33,7 @@ from ..readers.tfevents import is_event_file
 from ..runs import is_artefact
 from . import diagnostics as dg
 from .curves import CURVES, on_curves
-from .hover import finding_markdown, point_markdown
+from .hover import findings_markdown, point_markdown
 from .linebreaks import LineBreaks, lf_client
 from .outline import code_lenses, symbols
 from .settings import Settings
@@ -135,6 +135,7 @@ class TrainlintServer(LanguageServer):
         tr = self.ws.tracked.get(path)
         if tr is None:
             return
+        t0 = time.monotonic()
         try:
             changed = await self.in_worker(self.ws.refresh, path, READ_BUDGET)
             progress, asked = None, False
@@ -153,6 +154,9 @@ class TrainlintServer(LanguageServer):
         if changed or not tr.published:
             # Built in the worker: an event file's view grows there, never on the event loop.
             self.publish(tr, await self.in_worker(self.build, tr))
+            if changed and tr.report is not None:  # the client's log (VS Code's output channel) says what ran
+                self.window_log_message(t.LogMessageParams(t.MessageType.Log, f"trainlint: judged {path}: "
+                                        f"{tr.report.verdict.value} in {1000 * (time.monotonic() - t0):.0f} ms"))
         self._recheck_when_quiet(tr)
         if not keep:
             self._release_if_idle(tr)
@@ -577,13 +581,13 @@ async def on_hover(ls: TrainlintServer, params: t.HoverParams) -> t.Hover | None
         here = [f for f in tr.report.findings if f.location.record is not None and f.location.path == member
                 and view.line_of(f.location.record, f.series_key or "") == line]
         if here:
-            return _hover("\n\n---\n\n".join(finding_markdown(f, lg) for f in here))
+            return _hover(findings_markdown(here, lg, ls.lines.line_to_client))
         if hit is not None and hit[0] in lg.series:
             return _hover(point_markdown([(lg.series[hit[0]], hit[1])]))
         return None
     here = [f for f in tr.report.findings if f.location.line == line and f.location.path == tr.path]
     if here:
-        return _hover("\n\n---\n\n".join(finding_markdown(f, lg) for f in here))
+        return _hover(findings_markdown(here, lg, ls.lines.line_to_client))
     points = tr.points_at(line)
     return _hover(point_markdown(points)) if points else None
 

@@ -195,15 +195,18 @@ def check_divergence(ctx: Context) -> CheckResult:
         res.measurements.append(Measurement("divergence", s.label, values, text))
         if ratio <= th.max_loss_divergence_ratio or overlap or one_window or giveback < th.min_divergence_giveback:
             return None
+        # an epoch-average series counts epochs, not steps: say so (the windows' numbers are epochs)
+        unit = "epoch" if s.step_basis == "epoch" else "step"
         if w == 1:
-            template = ("{series}: last value {end} at step {end_last} is {ratio}x the minimum {minimum} at step "
-                        "{min_last} (threshold {threshold})")
+            template = (f"{{series}}: last value {{end}} at {unit} {{end_last}} is {{ratio}}x the minimum {{minimum}} "
+                        f"at {unit} {{min_last}} (threshold {{threshold}})")
         else:
-            template = ("{series}: end level {end} (median of the last {window} points, steps {end_first}-{end_last}) "
-                        "is {ratio}x the lowest level {minimum} (median of points at steps {min_first}-{min_last}); "
-                        "threshold {threshold}; last point/minimum {raw_ratio}")
-            if descended:
-                template += "; it gave back {giveback} of its descent from the start level {start}"
+            template = (f"{{series}}: end level {{end}} (median of the last {{window}} points, {unit}s "
+                        f"{{end_first}}-{{end_last}}) is {{ratio}}x the lowest level {{minimum}} (median of points at "
+                        f"{unit}s {{min_first}}-{{min_last}}); threshold {{threshold}}; "
+                        "last point/minimum {raw_ratio}")
+            if descended:  # the rise since the minimum, as a multiple of the descent before it
+                template += "; it gave back {giveback}x its descent from the start level {start}"
         end_i, lo_mid = idx[end_win[1] - 1], idx[(lo_win[0] + lo_win[1] - 1) // 2]
         message = ("The loss ends well above the lowest level it reached: training may have become unstable "
                    "(learning rate too high, a bad stretch of data, a precision overflow), or the run kept going "
