@@ -22,7 +22,7 @@
   }
   function fmtAxis(v) {
     var a = Math.abs(v);
-    return (a !== 0 && (a < 1e-3 || a >= 1e5)) ? v.toExponential(1) : String(+v.toPrecision(4));
+    return (a !== 0 && (a < 1e-3 || a >= 1e5)) ? v.toExponential(1).replace("e+", "e") : String(+v.toPrecision(4));
   }
   function el(tag, cls, text) {
     var e = document.createElement(tag);
@@ -130,7 +130,7 @@
       cursor: { points: { size: 7 }, drag: { x: true, y: false } },
       axes: [
         { label: basis, stroke: fg, grid: { stroke: grid }, ticks: { stroke: grid }, size: 36, labelSize: 16 },
-        { stroke: fg, grid: { stroke: grid }, ticks: { stroke: grid }, size: 60,
+        { stroke: fg, grid: { stroke: grid }, ticks: { stroke: grid }, size: 70,
           values: function (u, vals) { return vals.map(function (v) { return v === null ? "" : fmtAxis(v); }); } },
       ],
       series: [{ label: basis }, { label: s.label, stroke: color, width: 1.5, points: { show: xs.length < 60 } }],

@@ -128,7 +128,8 @@ def _measured(values: dict[str, object], basis: str, labels: dict[str, str] | No
             # "step: step 261" said the unit twice: "- step 261", "- best: step 50"
             out.append(f"- {_fmt(v, basis)}" if k == "step" else f"- {head.replace('_', ' ')} at: {_fmt(v, basis)}")
             continue
-        out.append(f"- {labels.get(k, k.replace('_', ' '))}: {_fmt(v, basis)}")
+        times = "x" if isinstance(v, Ratio) and (k == "ratio" or k.endswith("_ratio") or k == "giveback") else ""
+        out.append(f"- {labels.get(k, k.replace('_', ' '))}: {_fmt(v, basis)}{times}")
     return out
 
 
