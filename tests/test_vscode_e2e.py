@@ -359,8 +359,11 @@ def test_event_file_editor_curves_view_click_and_badge(page, code_server: dict):
 
     # trainlint: Show Curves beside a log; a click on the TP-DIVERGE marker puts the cursor on its line
     _expand(pg, "hf")  # from the Explorer: a webview that has the focus may keep Ctrl+P from the workbench
-    pg.locator(".explorer-folders-view .monaco-list-row").filter(
-        has_text=re.compile(r"^\s*train\.log\s*$")).first.click()
+    rows = pg.locator(".explorer-folders-view .monaco-list-row")
+    names = [rows.nth(i).get_attribute("aria-label") or "" for i in range(rows.count())]
+    at = names.index("hf") + 1  # hf is open: its train.log is the next row (keras has a train.log too)
+    assert names[at] == "train.log", names
+    rows.nth(at).click()
     _until(pg, lambda: "train.log" in _text(pg, ".tabs-container .tab.active") and "ok", "hf/train.log open")
     pg.wait_for_selector(".monaco-editor .view-lines")
     _command(pg, "trainlint: Show Curves")
@@ -383,3 +386,18 @@ def test_event_file_editor_curves_view_click_and_badge(page, code_server: dict):
     _until(pg, lambda: _cursor(pg) == "Ln 760, Col 1" and "ok", "the cursor on the divergence's line 760")
     assert "train.log" in _text(pg, ".tabs-container .tab.active")
     _shot(pg, "curves-click-landed")
+
+    # The curves view follows a log while its run appends to it
+    live = ws / "live" / "train.log"
+    _expand(pg, "live")
+    names = [rows.nth(i).get_attribute("aria-label") or "" for i in range(rows.count())]
+    rows.nth(names.index("live") + 1).click()
+    _until(pg, lambda: _cursor(pg) == "Ln 1, Col 1" and "ok", "live/train.log open")
+    _command(pg, "trainlint: Show Curves")
+    fr = _curves_frame(pg, "live/train.log")
+    before = {c["series"]: c["points"] for c in fr.evaluate(CHARTS_JS)}["loss"]
+    with open(live, "a") as f:
+        f.write("".join(f"step {i}, loss: {2.4 - (i - 42) * 0.01:.4f}\n" for i in range(43, 53)))
+    grown = _until(pg, lambda: (n := {c["series"]: c["points"] for c in fr.evaluate(CHARTS_JS)}["loss"]) > before
+                   and n, "the curve growing with the log", seconds=20)
+    assert grown == before + 10, (before, grown)
