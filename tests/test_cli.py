@@ -22,10 +22,45 @@ def test_text_lines_like_ruff_and_exit_1_on_fail():
     first = r.stdout.splitlines()[0]
     assert first.startswith(
         "fixtures/runs/gallery-lr_hot/trainer_state.json:429:15: TP-DIVERGE [FAIL] `loss` (per-step):")
-    assert " — " not in first and first.endswith(  # concise: the measurement only
+    # concise: the measurement only, in at most 160 characters (the asides and last clauses are in `full`)
+    assert " — " not in first and first.endswith("end level 7.55681 is 3.22x the lowest level 2.35031 …")
+    assert all(len(ln) <= 160 for ln in r.stdout.splitlines()), r.stdout
+    full = run("check", "--output-format", "full", "fixtures/runs/gallery-lr_hot").stdout.splitlines()[0]
+    assert full.endswith(
         "last point/minimum 5.36; judged over its noise: 44.9 level errors above the lowest level, where 5.73 were "
         "needed (log-loss noise 0.0248, from the MAD of its last 59 point-to-point changes; the lowest of 12 windows)")
     assert r.stdout.splitlines()[-1] == "Judged 1 log: 1 FAIL."
+
+
+def _on_a_terminal(*args: str, env: dict[str, str]) -> bytes:
+    """What the CLI writes when its stdout is a terminal (a pseudo-terminal)."""
+    import pty
+
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.chdir(ROOT)
+        os.execve(TRAINLINT[0], [*TRAINLINT, *args], env)
+    out = b""
+    while True:
+        try:
+            chunk = os.read(fd, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        out += chunk
+    os.waitpid(pid, 0)
+    return out
+
+
+def test_colour_on_a_terminal_unless_no_color():
+    always = run("check", "--color", "always", "fixtures/runs/gallery-lr_hot").stdout
+    assert "\x1b[1;31m[FAIL]\x1b[0m" in always
+    assert "\x1b[" not in run("check", "fixtures/runs/gallery-lr_hot").stdout  # auto: a pipe is not a terminal
+    env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
+    assert b"\x1b[1;31m[FAIL]" in _on_a_terminal("check", "fixtures/runs/gallery-lr_hot", env=env)
+    plain = _on_a_terminal("check", "fixtures/runs/gallery-lr_hot", env={**env, "NO_COLOR": "1"})
+    assert b"TP-DIVERGE [FAIL]" in plain and b"\x1b[" not in plain
 
 
 def test_full_output_marks_the_value_and_adds_the_interpretation_and_related_lines():

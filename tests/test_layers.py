@@ -22,7 +22,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("readers", ("trainlint.readers", "trainlint.discovery", "trainlint.runs")),
     ("rules", ("trainlint.rules",)),
     ("judge", ("trainlint.judge", "trainlint.config", "trainlint.preflight", "trainlint.speech_preflight",
-               "trainlint.dataset_report", "trainlint.events_view",
+               "trainlint.dataset_report", "trainlint.events_view", "trainlint.curves",
                "trainlint.output")),
     ("front", ("trainlint.cli", "trainlint.__main__", "trainlint.lsp", "trainlint.watch", "trainlint.integrations",
                "trainlint.docgen", "trainlint.editor_formats", "trainlint.envcheck", "trainlint.parallel",

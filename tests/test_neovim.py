@@ -14,16 +14,18 @@ from pathlib import Path
 
 import pytest
 
-from conftest import RUNS
+from conftest import FIXTURES, RUNS
 
 NVIM = shutil.which("nvim")
+LIVE = FIXTURES / "live"
 PROBE = Path(__file__).parent / "nvim" / "probe.lua"
 pytestmark = pytest.mark.skipif(NVIM is None, reason="Neovim is not installed (apt-get install neovim; .ci/run does)")
 
 
-def probe(root: Path, file: Path, hover_line: int, buffers: int = 1) -> dict:
+def probe(root: Path, file: Path, hover_line: int, buffers: int = 1, hover_char: int = 16) -> dict:
     out = root.parent / "probe.json"
     env = {**os.environ, "PROBE_OUT": str(out), "ROOT_DIR": str(root), "HOVER_LINE": str(hover_line),
+           "HOVER_CHAR": str(hover_char),
            "WAIT_BUFFERS": str(buffers),
            "TRAINLINT_CMD": "\t".join([sys.executable, "-m", "trainlint.lsp"]),
            "XDG_CACHE_HOME": tempfile.mkdtemp(), "XDG_STATE_HOME": tempfile.mkdtemp()}
@@ -60,7 +62,31 @@ def test_neovim_on_the_real_coqui_log(tmp_path: Path):
     assert sorted((d["code"], d["lnum"]) for d in res["buffer"]) == [("TL-RUN-INCOMPLETE", 13206),
                                                                      ("TP-THROUGHPUT", 13206)]
     assert {d["severity"] for d in res["buffer"]} == {3}  # INFO -> Information
-    assert "2.08 steps/s" in res["hover"] and "epoch 3 of 1000" in res["hover"]
+    # one finding at a time, evidence first; the other one on the line is named
+    assert res["hover"].startswith("**TL-RUN-INCOMPLETE** · INFO") and "epoch 3 of 1000" in res["hover"]
+    assert "Also on this line: TP-THROUGHPUT (INFO)" in res["hover"]
+
+
+def test_neovim_on_a_tqdm_log_counts_lines_as_the_buffer_does(tmp_path: Path):
+    """A real TRL (HF Trainer) stdout log whose tqdm bar redraws with a lone `\\r`: 106 lines in the buffer, 525
+    as the LSP counts them. Neovim (clientInfo "Neovim") gets every diagnostic on the buffer line that holds its
+    value, with the column on that value past the redraws before it (and the multi-byte bar characters); the
+    hover at that place finds the finding. The CLI prints the same lines (as grep -n counts them)."""
+    root = tmp_path / "ws"
+    shutil.copytree(LIVE / "trl-nan", root / "trl")
+    log = root / "trl" / "train.log"
+    old = time.time() - 3 * 86400
+    os.utime(log, (old, old))
+    res = probe(root, log, hover_line=32, hover_char=70)
+    assert res["got"] is True
+    assert res["line_count"] == 106
+    marked = sorted((m["code"], m["lnum"], m["text"]) for m in res["marked"])
+    assert marked == [("TP-NAN", 32, "nan"), ("TP-NAN-GRAD", 16, "nan"), ("TP-ZERO-LOSS-ONSET", 17, "0")]
+    assert res["hover"].startswith("**TP-NAN** · FAIL")
+    cli = subprocess.run([sys.executable, "-m", "trainlint.cli", "check", str(log)], capture_output=True,
+                         text=True, cwd=root).stdout
+    assert {(ln.split(":")[1], ln.split(": ")[1].split()[0]) for ln in cli.splitlines() if ": TP-" in ln} == {
+        ("33", "TP-NAN"), ("17", "TP-NAN-GRAD"), ("18", "TP-ZERO-LOSS-ONSET")}
 
 
 def test_shipped_config_follows_a_growing_log(tmp_path: Path):
@@ -94,6 +120,8 @@ def test_shipped_config_follows_a_growing_log(tmp_path: Path):
     assert (res["lines_before"], res["lines_after"]) == (60, 62) and res["grown"], res
     assert res["last_line"] == "step 62, loss: nan"
     assert "TP-NAN" in res["codes_at_want"], res["diagnostics"]
+    # the virtual text on that line names the rule
+    assert any(v["lnum"] == 61 and "TP-NAN: `loss`" in v["text"] for v in res["virtual_text"]), res["virtual_text"]
 
 
 def test_neovim_shows_a_speech_manifests_findings_on_its_lines(tmp_path: Path):

@@ -13,7 +13,7 @@ import pytest
 
 from conftest import CORPUS, FIXTURES, GALLERY, corpus
 from rulekit import faithful, ids, jsonl, judge, only, shown
-from trainlint.rules.base import Level
+from trainlint.core.findings import Level
 from trainlint.rules.consolidate import RUN_LEVEL
 
 LIVE = FIXTURES / "live"

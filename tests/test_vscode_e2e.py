@@ -274,3 +274,130 @@ def test_without_trainlint_the_bundled_wheel_goes_into_a_private_environment(cod
         _until(pg, lambda: (t := _text(pg, ".markers-panel")) and "TP-DIVERGE" in t and t,
                "findings from the server in the private environment", seconds=60)
         _until(pg, lambda: "trainlint: FAIL" in _text(pg, ".statusbar") and "ok", "the status bar verdict")
+
+
+def _expand(pg, *names: str) -> None:
+    tree = pg.locator(".explorer-folders-view .monaco-list-row")
+    for name in names:
+        row = tree.filter(has_text=re.compile(rf"^\s*{re.escape(name)}\s*$")).first
+        row.click()
+        if row.get_attribute("aria-expanded") != "true":
+            pg.keyboard.press("ArrowRight")
+        _until(pg, lambda r=row: r.get_attribute("aria-expanded") == "true" and "ok", f"the {name} folder open")
+
+
+def _curves_frame(pg, log_part: str, seconds: float = 45):  # type: ignore[no-untyped-def]
+    """The webview frame whose charts are those of ``log_part`` (a curves view or the event-file editor)."""
+    end = time.time() + seconds
+    while time.time() < end:
+        for fr in pg.frames:
+            try:
+                ok = fr.evaluate("(p) => !!(window.__trainlint && window.__trainlint.charts.length && "
+                                 "window.__trainlint.charts[0].log.includes(p))", log_part)
+            except Exception:
+                continue
+            if ok:
+                return fr
+        pg.wait_for_timeout(300)
+    raise AssertionError(f"no curves of {log_part} in any webview frame")
+
+
+CHARTS_JS = """() => window.__trainlint.charts.map(c => ({series: c.series, points: c.points,
+    markers: c.markers.map(m => ({id: m.id, role: m.role, line: m.line, px: m.px, py: m.py}))}))"""
+
+
+def _badges(pg, name: str) -> str:
+    """The Explorer's decoration on a row: its badge letters (drawn by CSS ::after) and their colours."""
+    return pg.evaluate("""(name) => {
+        const row = [...document.querySelectorAll('.explorer-folders-view .monaco-list-row')]
+            .find(r => r.innerText.includes(name));
+        if (!row) return '';
+        const out = [];
+        for (const el of [row, ...row.querySelectorAll('*')]) {
+            const after = getComputedStyle(el, '::after');
+            const c = after.content;
+            if (c && c !== 'none' && c !== 'normal' && c !== '""') out.push(c.replace(/"/g, ''));
+            if (String(el.className).includes('decoration-itemColor')) out.push(getComputedStyle(el).color);
+        }
+        return out.join(' | ');
+    }""", name)
+
+
+def _shot(pg, name: str) -> None:
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    pg.screenshot(path=str(ARTIFACTS / f"{name}.png"))
+
+
+def test_event_file_editor_curves_view_click_and_badge(page, code_server: dict):
+    pg = page
+    ws = code_server["ws"]  # copied in now (the other tests' Problems panel stays as it was)
+    shutil.copytree(RUNS.parent / "live" / "keras-tb-diverge", ws / "keras")  # event files with a NaN: FAIL
+    shutil.copytree(RUNS.parent / "live" / "hf-diverge", ws / "hf")  # HF Trainer stdout with tqdm redraws
+    old = time.time() - 3 * 86400  # runs that stopped long ago (a fresh checkout has new mtimes)
+    for p in [*(ws / "keras").rglob("*"), *(ws / "hf").rglob("*")]:
+        os.utime(p, (old, old))
+    _until(pg, lambda: "keras" in _text(pg, ".explorer-folders-view") and "ok", "the copied runs in the Explorer")
+    # An event file opened from the Explorer opens in trainlint's editor: its curves and findings
+    _expand(pg, "keras", "logs", "train")
+    pg.locator(".explorer-folders-view .monaco-list-row").filter(has_text="events.out.tfevents").first.click()
+    _until(pg, lambda: "events.out.tfevents" in _text(pg, ".tabs-container .tab.active") and "ok",
+           "the event file's tab")
+    fr = _curves_frame(pg, "keras")
+    charts = {c["series"]: c for c in fr.evaluate(CHARTS_JS)}
+    loss = charts["train/epoch_loss (epoch-average)"]
+    assert loss["points"] == 12
+    assert ("TP-NAN", "value") in {(m["id"], m["role"]) for m in loss["markers"]}, loss
+    assert fr.locator("button#text", has_text="Open as text").count() == 1
+    # the event file's FAIL gives it a badge in the Explorer (its diagnostics live on the text view)
+    _until(pg, lambda: (b := _badges(pg, "events.out.tfevents")) and "F" in b.split(" | ") and b,
+           "the event file's F badge")
+    # the colour propagates to the folders above; an unselected row shows the theme's list.errorForeground
+    folder = _until(pg, lambda: (b := _badges(pg, "validation")) and "rgb" in b and b, "the folder's colour")
+    r, g, b = (int(x) for x in re.findall(r"\d+", folder)[:3])
+    assert r > 150 and g < 120 and b < 120, folder
+    _shot(pg, "event-file-editor")
+
+    # trainlint: Show Curves beside a log; a click on the TP-DIVERGE marker puts the cursor on its line
+    _expand(pg, "hf")  # from the Explorer: a webview that has the focus may keep Ctrl+P from the workbench
+    rows = pg.locator(".explorer-folders-view .monaco-list-row")
+    names = [rows.nth(i).get_attribute("aria-label") or "" for i in range(rows.count())]
+    at = names.index("hf") + 1  # hf is open: its train.log is the next row (keras has a train.log too)
+    assert names[at] == "train.log", names
+    rows.nth(at).click()
+    _until(pg, lambda: "train.log" in _text(pg, ".tabs-container .tab.active") and "ok", "hf/train.log open")
+    pg.wait_for_selector(".monaco-editor .view-lines")
+    _command(pg, "trainlint: Show Curves")
+    fr = _curves_frame(pg, "hf/train.log")
+    charts = {c["series"]: c for c in fr.evaluate(CHARTS_JS)}
+    assert {"loss", "grad_norm", "learning_rate", "eval_loss (per-evaluation)"} <= set(charts)
+    div = [m for m in charts["loss"]["markers"] if m["id"] == "TP-DIVERGE" and m["role"] == "value"][0]
+    assert div["line"] == 760  # VS Code counts a tqdm redraw's \r as a line, as the LSP does
+    rendered = fr.evaluate("() => document.body.dataset.ready")
+    pg.wait_for_timeout(3500)  # two refreshes of an unchanged log: the page is not drawn again (zoom is kept)
+    assert fr.evaluate("() => document.body.dataset.ready") == rendered
+    inner = fr.evaluate("""() => { const c = window.__trainlint.charts.find(c => c.series === 'loss');
+        c.card.scrollIntoView(); const m = c.markers.find(m => m.id === 'TP-DIVERGE' && m.role === 'value');
+        const r = c.card.querySelector('canvas').getBoundingClientRect();
+        return {x: r.left + m.px, y: r.top + m.py}; }""")
+    frame_box = fr.frame_element().bounding_box()
+    assert frame_box is not None
+    _shot(pg, "curves-view")
+    pg.mouse.click(frame_box["x"] + inner["x"], frame_box["y"] + inner["y"])
+    _until(pg, lambda: _cursor(pg) == "Ln 760, Col 1" and "ok", "the cursor on the divergence's line 760")
+    assert "train.log" in _text(pg, ".tabs-container .tab.active")
+    _shot(pg, "curves-click-landed")
+
+    # The curves view follows a log while its run appends to it
+    live = ws / "live" / "train.log"
+    _expand(pg, "live")
+    names = [rows.nth(i).get_attribute("aria-label") or "" for i in range(rows.count())]
+    rows.nth(names.index("live") + 1).click()
+    _until(pg, lambda: _cursor(pg) == "Ln 1, Col 1" and "ok", "live/train.log open")
+    _command(pg, "trainlint: Show Curves")
+    fr = _curves_frame(pg, "live/train.log")
+    before = {c["series"]: c["points"] for c in fr.evaluate(CHARTS_JS)}["loss"]
+    with open(live, "a") as f:
+        f.write("".join(f"step {i}, loss: {2.4 - (i - 42) * 0.01:.4f}\n" for i in range(43, 53)))
+    grown = _until(pg, lambda: (n := {c["series"]: c["points"] for c in fr.evaluate(CHARTS_JS)}["loss"]) > before
+                   and n, "the curve growing with the log", seconds=20)
+    assert grown == before + 10, (before, grown)

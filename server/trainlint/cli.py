@@ -75,6 +75,11 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--live", action="store_true",
                    help="judge the runs as still being written (rules that need progress wait); without it the "
                         "bytes alone decide, whatever the files' age")
+    c.add_argument("--color", "--colour", dest="color", choices=("auto", "always", "never"), default="auto",
+                   help="colour the levels: auto (a terminal, unless NO_COLOR is set), always, never")
+    c.add_argument("--line-breaks", choices=("lf", "lsp"), default="lf",
+                   help="lf: lines as wc -l, grep -n and most editors count them (default); lsp: a lone carriage "
+                        "return (a progress-bar redraw) also starts a line, as the LSP and SARIF specifications say")
     common(c)
 
     s = sub.add_parser("series", help="list every series read from a file, with the lines of its points")
@@ -130,7 +135,15 @@ def _parser() -> argparse.ArgumentParser:
     w.add_argument("--notify-timeout", type=float, default=5.0, help="seconds per delivery attempt (3 attempts)")
     w.add_argument("--poll-seconds", type=float, default=10.0,
                    help="how often remote logs (s3://, gs://, https://…) are asked whether they grew")
+    w.add_argument("--line-breaks", choices=("lf", "lsp"), default="lf", help="as for check")
     common(w)
+
+    rp = sub.add_parser("report", help="write the curves and findings of logs and run directories to one "
+                                       "self-contained HTML file (no network needed to open it)")
+    rp.add_argument("paths", nargs="+", metavar="PATH")
+    rp.add_argument("-o", "--output", default="trainlint-report.html", help="the HTML file to write")
+    rp.add_argument("--title", default="trainlint report")
+    common(rp)
 
     fm = sub.add_parser("formats", help="every log format trainlint reads, from the format registry")
     fm.add_argument("--json", action="store_true", help="as JSON, with the editor's document patterns and activation "
@@ -194,13 +207,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             return watch(args.paths, _config(args, args.paths[0]), args.until_fail, args.format == "json",
                          args.stall_seconds, notify=args.notify, notify_commands=args.notify_command,
                          notify_timeout=args.notify_timeout, stall_factor=args.stall_factor,
-                         poll_s=args.poll_seconds)
+                         poll_s=args.poll_seconds, line_breaks=args.line_breaks)
         if args.command == "formats":
             return _formats(args)
         if args.command == "settings":
             return _settings(args)
         if args.command == "docs":
             return _docs(args)
+        if args.command == "report":
+            return _report(args)
         if args.command == "editor-config":
             print(os.path.join(os.path.dirname(os.path.abspath(__file__)), "editors", "trainlint.lua"))
             return EXIT_OK
@@ -366,6 +381,11 @@ def _check(args: argparse.Namespace) -> int:
     discovery = {"read": len(reports), "skipped": [{"path": p, "reason": r} for p, r in skipped_files],
                  "unreadable": [{"path": p, "reason": r} for p, r in unreadable],
                  "companions": [{"path": p, "reason": r} for p, r in companions_read]}
+    maps = None
+    if args.line_breaks == "lf":  # a tqdm redraw's `\r` does not start a line for grep -n, a terminal or Neovim
+        from .core.linemap import reports_to_lf
+
+        maps = reports_to_lf(reports)
     if args.format == "json":
         from .output import check_json
 
@@ -379,7 +399,8 @@ def _check(args: argparse.Namespace) -> int:
 
         print(render(args.format, reports))
     else:
-        for line in check_text.render(reports, quiet=args.quiet, verbose=args.verbose, full=args.format == "full"):
+        for line in check_text.render(reports, quiet=args.quiet, verbose=args.verbose, full=args.format == "full",
+                                      maps=maps, colour=check_text.use_colour(args.color, sys.stdout)):
             print(line)
         if not args.quiet:
             print(check_text.summary(reports, len(skipped_files), len(unreadable)))
@@ -441,6 +462,34 @@ def _one_log(path: str) -> str:
     return here[0].path if len(here) == 1 else path
 
 
+def _report(args: argparse.Namespace) -> int:
+    """The HTML report: the same judging as ``check`` (its exit codes), the curves drawn from the points read."""
+    from .core.findings import Level
+    from .judge import judge_path, not_checked
+    from .output.report_html import document
+    from .runs import Companions, plan
+
+    cfg = _config(args, args.paths[0])
+    reports, companions = [], Companions()
+    for path in args.paths:
+        if not os.path.exists(path):
+            reports.append(not_checked(path, None, "it does not exist"))
+            continue
+        items = [i for i in plan(path, cfg).items if i.format != "dataset"]
+        if args.log_format and not os.path.isdir(path):
+            reports.append(judge_path(path, cfg, args.log_format))
+        elif not items:
+            reports.append(not_checked(path, None, "not a training log"))
+        reports.extend(judge_path(i.path, cfg, i.format, i.facts, companions) for i in items)
+    page = document(reports, args.title)
+    with open(args.output, "w", encoding="utf-8") as f:
+        f.write(page)
+    verdicts = [r.verdict for r in reports]
+    print(f"trainlint: wrote {args.output} ({len(page) // 1024} KB): {len(reports)} log(s), "
+          f"{sum(1 for v in verdicts if v == Level.FAIL)} FAIL")
+    return exit_code(verdicts)
+
+
 def _compare(args: argparse.Namespace) -> int:
     from .core.findings import Level
     from .judge import compare_paths, judge_path
@@ -449,6 +498,9 @@ def _compare(args: argparse.Namespace) -> int:
     cfg = _config(args, args.baseline)
     base = judge_path(_one_log(args.baseline), cfg, args.log_format)
     reports = [compare_paths(base, judge_path(_one_log(r), cfg, args.log_format), cfg) for r in args.runs]
+    from .core.linemap import reports_to_lf
+
+    reports_to_lf(reports)
     if args.format == "json":
         print(json.dumps(check_json.document(reports), indent=2, allow_nan=False))
     elif args.format == "sarif":

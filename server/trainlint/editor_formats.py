@@ -10,7 +10,8 @@ from .readers.registry import specs
 
 #: Activation events that are the extension's own, not a format's.
 EXTENSION_ACTIVATION = ("workspaceContains:**/.trainlint.yaml", "onLanguage:jsonl", "onLanguage:csv",
-                        "onFileSystem:trainlint-events")
+                        "onFileSystem:trainlint-events", "onCustomEditor:trainlint.eventFile",
+                        "onCommand:trainlint.showCurves")
 
 
 #: Documents that are not logs but datasets ``preflight`` lints in the editor (speech manifests such as NeMo's

@@ -20,6 +20,7 @@ from typing import Any, TextIO
 
 from .config import Config
 from .core.findings import Finding, Level
+from .core.linemap import LineMap, reports_to_lf
 from .core.remote import is_url
 from .core.report import Report
 from .judge import READ_ERRORS, judge_log, open_log, read_failure
@@ -58,12 +59,15 @@ def _key(f: Finding) -> tuple[Any, ...]:
 
 class Watcher:
     def __init__(self, paths: list[str], cfg: Config, out: TextIO = sys.stdout, as_json: bool = False,
-                 stall_s: float = 120.0, notifier: Any = None, stall_factor: float = 10.0) -> None:
+                 stall_s: float = 120.0, notifier: Any = None, stall_factor: float = 10.0,
+                 line_breaks: str = "lf") -> None:
         self.paths, self.cfg, self.out, self.as_json, self.stall_s = paths, cfg, out, as_json, stall_s
         self.notifier, self.stall_factor = notifier, stall_factor
+        # lines told as grep -n counts them (a progress bar's `\r` redraws stay on one line), kept per file
+        self.line_maps: dict[str, LineMap] | None = {} if line_breaks == "lf" else None
         self.units: dict[str, Watched] = {}
         self.companions = Companions()
-        self.colour = out.isatty() and not as_json
+        self.colour = out.isatty() and not as_json and not os.environ.get("NO_COLOR")
         self.started = time.monotonic()
 
     # -- what is watched --------------------------------------------------------------------
@@ -155,6 +159,8 @@ class Watcher:
                              "evidence": f"new points again ({points - u.points} since the stall)"})
         u.points = points
         u.report = judge_log(log, self.cfg, collect_facts(u.path, log, u.facts, self.companions))
+        if self.line_maps is not None:
+            reports_to_lf([u.report], self.line_maps)
         return True
 
     def emit(self, u: Watched) -> None:
@@ -212,8 +218,9 @@ class Watcher:
                         "last_step": last, "points": points})
             return
         step = f"last step {last:g}" if last is not None else "no step yet"
-        print(f"[trainlint] {self.verdict().value}: {len(self.units)} log(s), {step}, {points} points "
-              f"({rate:.0f}/s since start)", file=self.out, flush=True)
+        # points read from the logs per second of watching: trainlint's reading, not the run's training speed
+        print(f"[trainlint] {self.verdict().value}: {len(self.units)} log(s), {step}, {points} points read "
+              f"({rate:.0f} points read/s since watching started)", file=self.out, flush=True)
 
     def stalls(self) -> None:
         now = time.monotonic()
@@ -240,7 +247,7 @@ class Watcher:
 def run(paths: list[str], cfg: Config, until_fail: bool = False, as_json: bool = False,
         stall_s: float = 120.0, out: TextIO = sys.stdout, notify: list[str] | None = None,
         notify_commands: list[str] | None = None, notify_timeout: float = 5.0, stall_factor: float = 10.0,
-        poll_s: float = 10.0) -> int:
+        poll_s: float = 10.0, line_breaks: str = "lf") -> int:
     notifier = None
     if notify or notify_commands:
         from .notify import Notifier  # start-up: only with --notify
@@ -250,7 +257,7 @@ def run(paths: list[str], cfg: Config, until_fail: bool = False, as_json: bool =
         except ValueError as e:
             print(f"trainlint: {e}", file=sys.stderr)
             return 2
-    w = Watcher(paths, cfg, out, as_json, stall_s, notifier, stall_factor)
+    w = Watcher(paths, cfg, out, as_json, stall_s, notifier, stall_factor, line_breaks)
     try:
         return _run(w, until_fail, poll_s)
     except KeyboardInterrupt:

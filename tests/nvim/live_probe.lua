@@ -18,6 +18,19 @@ local ok, err = pcall(function()
     return vim.api.nvim_buf_line_count(buf) >= want and #codes_at(want - 1) > 0
   end, 50)
   local km = vim.fn.maparg("K", "n", false, true)
+  -- the virtual text Neovim drew on the NaN's line (extmarks of the diagnostic namespace's virtual-text namespace)
+  local virt = {}
+  for _, client in ipairs(vim.lsp.buf_get_clients(buf)) do
+    local ns = vim.lsp.diagnostic.get_namespace(client.id)
+    local vt_ns = vim.diagnostic.get_namespace(ns).user_data.virt_text_ns
+    if vt_ns then
+      for _, m in ipairs(vim.api.nvim_buf_get_extmarks(buf, vt_ns, 0, -1, { details = true })) do
+        local text = ""
+        for _, chunk in ipairs(m[4].virt_text or {}) do text = text .. chunk[1] end
+        table.insert(virt, { lnum = m[2], text = text })
+      end
+    end
+  end
   local diags = {}
   for _, d in ipairs(vim.diagnostic.get(buf)) do
     table.insert(diags, { lnum = d.lnum, col = d.col, code = d.code, severity = d.severity })
@@ -26,7 +39,7 @@ local ok, err = pcall(function()
   out:write(vim.json.encode({
     grown = grown, lines_before = before, lines_after = vim.api.nvim_buf_line_count(buf),
     last_line = vim.api.nvim_buf_get_lines(buf, want - 1, want, false)[1],
-    codes_at_want = codes_at(want - 1), diagnostics = diags,
+    codes_at_want = codes_at(want - 1), diagnostics = diags, virtual_text = virt,
     attached = #vim.lsp.buf_get_clients(buf) > 0,
     severity_sort = vim.diagnostic.config().severity_sort == true,
     hover_mapped = type(km) == "table" and km.callback ~= nil,

@@ -4,6 +4,7 @@ local ok, err = pcall(function()
   local out = assert(os.getenv("PROBE_OUT"))
   local cmd = vim.split(assert(os.getenv("TRAINLINT_CMD")), "\t", { trimempty = true })
   local hover_line = tonumber(os.getenv("HOVER_LINE") or "0")
+  local hover_char = tonumber(os.getenv("HOVER_CHAR") or "16")
   local buf = vim.api.nvim_get_current_buf()
   local id = assert(vim.lsp.start_client({
     name = "trainlint",
@@ -24,15 +25,22 @@ local ok, err = pcall(function()
     return #vim.diagnostic.get(buf) > 0 and bufs_with_diagnostics() >= want_bufs
   end, 20)
   local hover = vim.lsp.buf_request_sync(buf, "textDocument/hover",
-    { textDocument = { uri = vim.uri_from_bufnr(buf) }, position = { line = hover_line, character = 16 } }, 5000)
+    { textDocument = { uri = vim.uri_from_bufnr(buf) }, position = { line = hover_line, character = hover_char } }, 5000)
   local all = {}
   for _, d in ipairs(vim.diagnostic.get()) do
     table.insert(all, { bufname = vim.api.nvim_buf_get_name(d.bufnr), lnum = d.lnum, col = d.col,
                         code = d.code, severity = d.severity, source = d.source, message = d.message })
   end
   local h = hover and hover[id] and hover[id].result
+  -- what the buffer holds where each diagnostic is drawn (col/end_col are byte columns of the buffer line)
+  local marked = {}
+  for _, d in ipairs(vim.diagnostic.get(buf)) do
+    local text = vim.api.nvim_buf_get_lines(buf, d.lnum, d.lnum + 1, false)[1]
+    table.insert(marked, { code = d.code, lnum = d.lnum, text = text and text:sub(d.col + 1, d.end_col) or vim.NIL })
+  end
   local f = io.open(out, "w")
-  f:write(vim.json.encode({ got = got, buffer = vim.diagnostic.get(buf), all = all,
+  f:write(vim.json.encode({ got = got, buffer = vim.diagnostic.get(buf), all = all, marked = marked,
+                            line_count = vim.api.nvim_buf_line_count(buf),
                             hover = h and h.contents and h.contents.value or vim.NIL }))
   f:close()
   vim.lsp.stop_client(id)

@@ -15,15 +15,18 @@ import {
   chooseLaunch, IMPORT_CHECK, installHint, privateEnvInstall, privateEnvPython, PythonApi, resolveInterpreter,
   serverCommand,
 } from "./interpreter";
+import { curvesLink, EVENTS_SCHEME, eventsUri, registerCurves } from "./curves";
 import { DOCUMENT_PATTERNS, readSettings, RESTART_KEYS, userValue, worstVerdict } from "./settings";
 
-const EVENTS_SCHEME = "trainlint-events";
 let client: LanguageClient | undefined;
 let output: vscode.LogOutputChannel;
 let status: vscode.StatusBarItem;
 let restarting: Promise<void> = Promise.resolve();
 let restartQueued = false;
 let running = false;
+// What the client is doing, for the status bar: never "no findings" while nothing is judging.
+let phase: "starting" | "restarting" | "running" | "stopped" = "starting";
+let judgedSince = 0; // when the server started running (its first findings take a moment)
 const eventViews = new vscode.EventEmitter<vscode.Uri>();
 
 /** A setting that names a program to run: the user's own value only (see EXECUTABLE_KEYS). */
@@ -153,6 +156,7 @@ async function start(context: vscode.ExtensionContext): Promise<void> {
     if (pick === "Copy command") await vscode.env.clipboard.writeText(hint);
     if (pick === "Open settings") await vscode.commands.executeCommand("workbench.action.openSettings", "trainlint");
     running = false;
+    phase = "stopped";
     updateStatus();
     status.text = "$(error) trainlint: not installed — see output";
     return;
@@ -173,23 +177,38 @@ async function start(context: vscode.ExtensionContext): Promise<void> {
       ...DOCUMENT_PATTERNS.map((pattern) => ({ scheme: "file", pattern })),
       { scheme: EVENTS_SCHEME },
     ],
-    initializationOptions: readSettings((k, d) => config().get(k, d)),
+    initializationOptions: settingsNow(),
     synchronize: { configurationSection: "trainlint" },
     outputChannel: output,
     revealOutputChannelOn: RevealOutputChannelOn.Never,
+    middleware: {
+      // the server's hover, then a link to the curves view (a command link needs a trusted MarkdownString)
+      provideHover: async (doc, pos, token, next) => {
+        const h = await next(doc, pos, token);
+        if (!h) return h;
+        const file = doc.uri.scheme === EVENTS_SCHEME ? vscode.Uri.file(doc.uri.path) : doc.uri;
+        return new vscode.Hover([...h.contents, curvesLink(file)], h.range);
+      },
+    },
   };
   client = new LanguageClient("trainlint", "trainlint", serverOptions, clientOptions);
   const c = client;
   context.subscriptions.push(c.onDidChangeState((e) => {
     if (c !== client) return;
     running = e.newState === State.Running;
+    if (running) judgedSince = Date.now();
+    phase = running ? "running" : e.newState === State.Starting ? (phase === "restarting" ? "restarting" : "starting")
+      : "stopped";
+    output.info(`trainlint: server ${phase}`);
     updateStatus();
+    if (running) setTimeout(updateStatus, FIRST_FINDINGS_MS + 100);
   }));
   try {
     await c.start();
   } catch (e) {
     output.appendLine(`trainlint: the server did not start: ${e}`);
     running = false;
+    phase = "stopped";
     updateStatus();
     throw e;
   }
@@ -199,13 +218,26 @@ async function start(context: vscode.ExtensionContext): Promise<void> {
 async function stop(): Promise<void> {
   const c = client;
   client = undefined;
-  if (c) await c.stop();
+  if (c) {
+    output.info("trainlint: stopping the server");
+    await c.stop();
+    output.info("trainlint: server stopped");
+  }
+}
+
+function settingsNow() {
+  const s = readSettings((k, d) => config().get(k, d));
+  output.info(`trainlint: settings ${JSON.stringify(s)}`);
+  return s;
 }
 
 /** Restart, coalesced: a restart asked for during one queues exactly one more. */
 function restart(context: vscode.ExtensionContext): Promise<void> {
   if (restartQueued) return restarting;
   restartQueued = true;
+  phase = "restarting";
+  running = false;
+  updateStatus();
   restarting = restarting.then(async () => {
     restartQueued = false;
     await stop();
@@ -214,26 +246,44 @@ function restart(context: vscode.ExtensionContext): Promise<void> {
   return restarting;
 }
 
+const FIRST_FINDINGS_MS = 5000;
+
 function updateStatus(): void {
   if (!running) {
     // Never "no findings" while nothing is judging: that would be a silent PASS.
+    if (phase === "starting" || phase === "restarting") {
+      status.text = `$(sync~spin) trainlint: ${phase}`;
+      status.tooltip = `The trainlint server is ${phase}; findings follow once it has judged the logs.`;
+      status.command = "trainlint.showOutput";
+      return;
+    }
     status.text = "$(error) trainlint: server stopped — see output";
     status.tooltip = "The trainlint server is not running. Click to restart it; the output has the reason.";
     status.command = "trainlint.restart";
     return;
   }
-  status.command = "trainlint.showOutput";
+  status.command = "trainlint.showProblems";
   const sev: number[] = [];
-  for (const [, diags] of vscode.languages.getDiagnostics()) {
-    for (const d of diags) if (d.source === "trainlint") sev.push(d.severity);
+  let worst: [number, vscode.Uri] | undefined;
+  for (const [uri, diags] of vscode.languages.getDiagnostics()) {
+    for (const d of diags) {
+      if (d.source !== "trainlint") continue;
+      sev.push(d.severity);
+      if (!worst || d.severity < worst[0]) worst = [d.severity, uri];
+    }
   }
   const verdict = worstVerdict(sev);
+  if (!sev.length && Date.now() - judgedSince < FIRST_FINDINGS_MS) {
+    status.text = "$(sync~spin) trainlint: judging";
+    status.tooltip = "The server is reading and judging the workspace's logs.";
+    return;
+  }
   status.text = `trainlint: ${verdict}`;
-  status.tooltip = "Worst verdict of the training logs in this workspace";
-}
-
-function eventsUri(file: vscode.Uri): vscode.Uri {
-  return vscode.Uri.parse(`${EVENTS_SCHEME}://${file.path}`);
+  const where = worst ? vscode.workspace.asRelativePath(worst[1].scheme === EVENTS_SCHEME
+    ? vscode.Uri.file(worst[1].path) : worst[1]) : undefined;
+  status.tooltip = where ? `Worst verdict: ${verdict} in ${where} (${sev.length} finding${sev.length === 1 ? "" : "s"}). `
+    + "Click: the Problems view."
+    : "No finding in this workspace's training logs. Click: the Problems view.";
 }
 
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
@@ -254,6 +304,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     }),
     vscode.commands.registerCommand("trainlint.restart", () => restart(context)),
     vscode.commands.registerCommand("trainlint.showOutput", () => output.show(true)),
+    vscode.commands.registerCommand("trainlint.showProblems", async () => {
+      // The Problems view's filter text has no API (typing into it could land in an editor: a user's log), so
+      // the view opens unfiltered; its entries name their source, trainlint.
+      await vscode.commands.executeCommand("workbench.actions.view.problems");
+    }),
     // trainlint.rescan is the server's command: vscode-languageclient registers it from the server's
     // executeCommandProvider. Registering it here too makes VS Code refuse the second registration and
     // the client fail to start.
@@ -273,8 +328,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.languages.onDidChangeDiagnostics(() => updateStatus()),
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (RESTART_KEYS.some((k) => e.affectsConfiguration(k))) void restart(context);
+      else if (e.affectsConfiguration("trainlint")) settingsNow();
     }),
   );
+  registerCurves(context, () => (running ? client : undefined), output, [...DOCUMENT_PATTERNS]);
   try {
     await start(context);
   } catch {

@@ -12,5 +12,6 @@ export const SERVER_DEFAULTS: Readonly<Record<string, unknown>> = {
   "debounceMs": 150,
   "maxDiagnosticsPerFile": 200,
   "watch": true,
-  "pullDiagnostics": false
+  "pullDiagnostics": false,
+  "lineBreaks": "auto"
 };

@@ -13,6 +13,7 @@ export interface ServerSettings {
   maxDiagnosticsPerFile: number;
   watch: boolean;
   pullDiagnostics: boolean;
+  lineBreaks: string;
 }
 
 /** Every server setting, read with the default the server declares (src/settings.generated.ts, from

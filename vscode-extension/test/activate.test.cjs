@@ -13,7 +13,7 @@ const bundle = path.join(root, "dist", "extension.js");
 const { recorded, settings, docEvents, textDocument, Uri } = stub.__stub;
 
 function context() {
-  return { subscriptions: [], extensionPath: root, globalState: { get() {}, update: async () => {} },
+  return { subscriptions: [], extensionPath: root, extensionUri: Uri.file(root), globalState: { get() {}, update: async () => {} },
     globalStorageUri: Uri.file(fs.mkdtempSync(path.join(os.tmpdir(), "trainlint-storage-"))),
     workspaceState: { get() {}, update: async () => {} }, asAbsolutePath: (p) => path.join(root, p) };
 }
@@ -72,6 +72,19 @@ test("the extension starts the server and its diagnostics reach VS Code", { skip
   assert.match(doc.getText(), /^# trainlint view of events\.out\.tfevents/);
   assert.ok(doc.getText().split("\n").length > 200);
   await until(() => recorded.statusItems.some((i) => /trainlint: (FAIL|WARN)/.test(i.text)), "status bar verdict");
+  // the tooltip names the worst log; a click opens the Problems view
+  const item = recorded.statusItems.find((i) => /trainlint: FAIL/.test(i.text));
+  assert.ok(item, recorded.statusItems.map((i) => i.text).join(", "));
+  assert.match(item.tooltip, /FAIL in .*trainer_state\.json/);
+  assert.equal(item.command, "trainlint.showProblems");
+  // curves: the command, the event-file editor and the Explorer badge of the FAIL
+  assert.ok(recorded.commands.has("trainlint.showCurves"));
+  assert.deepEqual((recorded.customEditors || []).map(([v]) => v), ["trainlint.eventFile"]);
+  const badge = recorded.decorations.provideFileDecoration(log);
+  assert.equal(badge && badge.args[0], "F");
+  // the output channel says what happened
+  assert.ok(recorded.output.lines.some((l) => /settings \{/.test(l)), recorded.output.lines.join("\n"));
+  assert.ok(recorded.output.lines.some((l) => /server running/.test(l)));
 });
 
 test("an interpreter without trainlint gets the exact command to run", async (t) => {

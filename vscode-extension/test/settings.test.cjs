@@ -11,7 +11,7 @@ test("settings reach the server in the shape it parses", () => {
     ignorePatterns: ["**/old/**"] };
   const got = s.readSettings((k, d) => (k in values ? values[k] : d));
   assert.deepEqual(got, { scope: "open-files", select: ["TP"], ignore: ["TP-THROUGHPUT"], ignorePatterns: ["**/old/**"],
-    debounceMs: 150, maxDiagnosticsPerFile: 200, watch: true, pullDiagnostics: false,
+    debounceMs: 150, maxDiagnosticsPerFile: 200, watch: true, pullDiagnostics: false, lineBreaks: "auto",
     severity: { fail: "warning", warn: "warning", info: "information", notChecked: "hint" } });
 });
 

@@ -2,7 +2,8 @@
 --   dofile(vim.fn.trim(vim.fn.system({ "trainlint", "editor-config", "nvim" })))
 -- or `:luafile` this file. It starts `trainlint serve` once per project, attaches every buffer the server
 -- judges (the server says which: `trainlint/isLog`, not a fixed list of names), reloads those buffers as the
--- run appends to them, sorts signs worst first, and maps K (hover) and ]d / [d (next / previous finding).
+-- run appends to them, sorts signs worst first, shows the rule ID in the virtual text, and maps K (hover) and
+-- ]d / [d (next / previous finding).
 -- Options, before sourcing: vim.g.trainlint_cmd = { "python3", "-P", "-m", "trainlint.cli", "serve" },
 -- vim.g.trainlint_reload_ms = 1000, vim.g.trainlint_no_mappings = true.
 local M = {}
@@ -42,7 +43,20 @@ local function client_for(root)
     id = vim.lsp.start_client(config)
   end
   client_by_root[root] = id
+  if id then M.virtual_text(id) end
   return id
+end
+
+-- Virtual text that names the rule (the sign and the colour say how bad): "TP-NAN: `loss`: 1 of 62 ...".
+-- Only trainlint's namespace: other servers keep the user's settings.
+function M.format(d)
+  local first = (d.message or ""):match("^[^\n]*") or ""
+  return d.code and (tostring(d.code) .. ": " .. first) or first
+end
+
+function M.virtual_text(id)
+  local ok, ns = pcall(vim.lsp.diagnostic.get_namespace, id)
+  if ok and ns then vim.diagnostic.config({ virtual_text = { format = M.format } }, ns) end
 end
 
 local function on_judged(buf)

@@ -35,6 +35,7 @@ from .features.progress import Progress
 from .features.publishing import Publishing, ignored
 from .features.scanning import Scanning
 from .features.watching import Watching
+from .linebreaks import LineBreaks
 from .settings import Settings
 from .stdio import serve
 from .workspace import Workspace
@@ -59,6 +60,7 @@ class TrainlintServer(Publishing, Progress, Scanning, Watching, LanguageServer):
         self.settings_errors: list[str] = []
         self.config_uris: set[str] = set()  # configuration files that have diagnostics
         self.pull = False
+        self.lines = LineBreaks()  # positions in the client's lines (Neovim: "\n" only)
         self.live_kept: dict[str, None] = {}  # unopened logs still being written whose points are kept, oldest first
 
     def spawn(self, coro: Awaitable[Any], name: str) -> asyncio.Task[Any]:

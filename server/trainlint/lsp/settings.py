@@ -80,6 +80,9 @@ SCHEMA: tuple[Setting, ...] = (
             "client does not watch files, as in Neovim).", attr="watch"),
     Setting("pullDiagnostics", "bool", False, "Answer textDocument/diagnostic requests instead of publishing "
             "(for clients that pull).", attr="pull_diagnostics"),
+    Setting("lineBreaks", "enum", "auto", "How the client splits a log's lines: auto (Neovim, Vim, Emacs and "
+            "Kakoune split at \\n only, as grep -n counts; others as the LSP says, a lone \\r too), lsp, or lf.",
+            attr="line_breaks", enum=("auto", "lsp", "lf")),
     Setting("trace.server", "enum", "off", "Traces the messages between VS Code and the server.",
             enum=("off", "messages", "verbose")),
 )
@@ -100,6 +103,7 @@ class Settings:
     pull_diagnostics: bool = _default("pull_diagnostics")
     max_diagnostics_per_file: int = _default("max_diagnostics_per_file")
     ignore_patterns: list[str] = field(default_factory=list)  # globs of files that get no diagnostics
+    line_breaks: str = _default("line_breaks")  # "auto" (from clientInfo) | "lsp" | "lf": how the client splits lines
 
     @classmethod
     def parse(cls, raw: Any) -> tuple[Settings, list[str]]:

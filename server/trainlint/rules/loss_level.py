@@ -180,15 +180,18 @@ def _against_noise(ctx: Context, s: Series, vals: list[float], seg: int, w: int,
 def _divergence_finding(ctx: Context, s: Series, values: dict[str, Any], w: int, descended: bool, idx: list[int],
                         end_win: tuple[int, int], lo_win: tuple[int, int], lo: float, since_seam: int) -> Finding:
     """The TP-DIVERGE finding: on the last point, with the lowest level and the end window as related places."""
+    # an epoch-average series counts epochs, not steps: say so (the windows' numbers are epochs)
+    unit = "epoch" if s.step_basis == "epoch" else "step"
     if w == 1:
-        template = ("{series}: last value {end} at step {end_last} is {ratio}x the minimum {minimum} at step "
-                    "{min_last} (threshold {threshold})")
+        template = (f"{{series}}: last value {{end}} at {unit} {{end_last}} is {{ratio}}x the minimum {{minimum}} "
+                    f"at {unit} {{min_last}} (threshold {{threshold}})")
     else:
-        template = ("{series}: end level {end} (median of the last {window} points, steps {end_first}-{end_last}) "
-                    "is {ratio}x the lowest level {minimum} (median of points at steps {min_first}-{min_last}); "
-                    "threshold {threshold}; last point/minimum {raw_ratio}")
-        if descended:
-            template += "; it gave back {giveback} of its descent from the start level {start}"
+        template = (f"{{series}}: end level {{end}} (median of the last {{window}} points, {unit}s "
+                    f"{{end_first}}-{{end_last}}) is {{ratio}}x the lowest level {{minimum}} (median of points at "
+                    f"{unit}s {{min_first}}-{{min_last}}); threshold {{threshold}}; "
+                    "last point/minimum {raw_ratio}")
+        if descended:  # the rise since the minimum, as a multiple of the descent before it
+            template += "; it gave back {giveback}x its descent from the start level {start}"
         template += ("; judged over its noise: {z} level errors above the lowest level, where {z_need} were "
                      "needed (log-loss noise {sigma}, from the MAD of its last {changes} point-to-point changes")
         if "held_series" in values:

@@ -72,6 +72,8 @@ class MarkdownString {
   appendCodeblock(v) { this.value += "\n```\n" + v + "\n```\n"; return this; }
 }
 class Hover { constructor(contents, range) { this.contents = Array.isArray(contents) ? contents : [contents]; this.range = range; } }
+class ThemeColor { constructor(id) { this.id = id; } }
+class FileDecoration { constructor(badge, tooltip, color) { this.badge = badge; this.tooltip = tooltip; this.color = color; this.args = [badge, tooltip, color]; } }
 class CodeLens { constructor(range, command) { this.range = range; this.command = command; } }
 class DocumentSymbol {
   constructor(name, detail, kind, range, selectionRange) {
@@ -144,7 +146,7 @@ const enumLike = (names) => Object.fromEntries(names.map((n, i) => [n, i]));
 const api = {
   version: "1.90.0",
   Disposable, EventEmitter, Uri, Position, Range, Selection, Location, Diagnostic, DiagnosticRelatedInformation,
-  MarkdownString, Hover, CodeLens, DocumentSymbol, SymbolInformation, CancellationTokenSource,
+  MarkdownString, Hover, CodeLens, ThemeColor, FileDecoration, DocumentSymbol, SymbolInformation, CancellationTokenSource,
   DiagnosticSeverity: enumLike(["Error", "Warning", "Information", "Hint"]),
   DiagnosticTag: { Unnecessary: 1, Deprecated: 2 },
   SymbolKind: enumLike(["File", "Module", "Namespace", "Package", "Class", "Method", "Property", "Field",
@@ -176,11 +178,14 @@ const api = {
     showOpenDialog: async () => undefined,
     withProgress: async (_o, task) => task({ report() {} }, new CancellationTokenSource().token),
     createWebviewPanel: () => { throw new Error("no webviews in the stub"); },
+    registerCustomEditorProvider: (viewType, provider) => { (recorded.customEditors ||= []).push([viewType, provider]); return new Disposable(() => {}); },
+    registerFileDecorationProvider: (provider) => { recorded.decorations = provider; return new Disposable(() => {}); },
     activeTextEditor: undefined, visibleTextEditors: [], tabGroups: { all: [], activeTabGroup: { activeTab: undefined }, onDidChangeTabs: noop },
     onDidChangeActiveTextEditor: noop, onDidChangeVisibleTextEditors: noop, onDidChangeTextEditorSelection: noop,
   },
   workspace: {
     get workspaceFolders() { return recorded.folders; },
+    asRelativePath: (u) => { const p = typeof u === "string" ? u : u.path; const f = (recorded.folders || []).find((w) => p.startsWith(w.uri.path + "/")); return f ? p.slice(f.uri.path.length + 1) : p; },
     getWorkspaceFolder: (uri) => (recorded.folders || []).find((f) => uri.path.startsWith(f.uri.path)),
     getConfiguration: (section) => ({
       get: (key, fallback) => {

@@ -7,7 +7,6 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types as t
 
-from .. import diagnostics as dg
 from .common import tracked_for
 
 if TYPE_CHECKING:
@@ -30,5 +29,5 @@ async def on_pull(ls: TrainlintServer,
     items: list[t.Diagnostic] = []
     if tr is not None:
         await ls.points_of(tr)
-        items = dg.build(tr, ls.settings, ls.views, ls.encoding).get(params.text_document.uri, [])
+        items = ls.build(tr).get(params.text_document.uri, [])
     return t.RelatedFullDocumentDiagnosticReport(items=items)

@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from lsprotocol import types as t
+from pygls.uris import to_fs_path
 
-from ..hover import finding_markdown, point_markdown
+from ..hover import findings_markdown, point_markdown
 from .common import findings_at, tracked_for
 
 if TYPE_CHECKING:
@@ -25,10 +26,11 @@ async def on_hover(ls: TrainlintServer, params: t.HoverParams) -> t.Hover | None
     lg = tr.log
     if tr.report is None or (member is not None and lg is None):
         return None
-    line = params.position.line + 1
+    line = ls.lines.line_from_client(to_fs_path(params.text_document.uri) if member is None else None,
+                                     params.position)
     here = findings_at(ls, tr, member, line)
     if here:
-        return _hover("\n\n---\n\n".join(finding_markdown(f, lg) for f in here))
+        return _hover(findings_markdown(here, lg, ls.lines.line_to_client))
     if member is None:
         points = tr.points_at(line)
         return _hover(point_markdown(points)) if points else None

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types as t
 
+from ..linebreaks import lf_client
 from ..settings import Settings
 from .diagnostics import enable_pull
 from .watching import watch_globs
@@ -28,6 +29,7 @@ def register(server: TrainlintServer) -> None:
 
 def on_initialize(ls: TrainlintServer, params: t.InitializeParams) -> None:
     ls.settings, ls.settings_errors = Settings.parse(params.initialization_options)
+    ls.lines.client_lf, ls.lines.setting = lf_client(params.client_info), ls.settings.line_breaks
     ls.ws.select, ls.ws.ignore = ls.settings.select, ls.settings.ignore
     caps = params.capabilities.text_document
     if ls.settings.pull_diagnostics and caps is not None and caps.diagnostic is not None:
@@ -71,6 +73,7 @@ def _apply_settings(ls: TrainlintServer, raw: Any) -> None:
     for err in errors:
         ls.message(f"trainlint: {err}; the default is used")
     ls.settings = settings
+    ls.lines.setting = settings.line_breaks
     ls.ws.select, ls.ws.ignore = settings.select, settings.ignore
 
 

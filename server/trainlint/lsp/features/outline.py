@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from lsprotocol import types as t
+from pygls.uris import to_fs_path
 
 from ..outline import code_lenses, symbols
 from .common import tracked_for
@@ -31,4 +32,4 @@ async def on_symbols(ls: TrainlintServer, params: t.DocumentSymbolParams) -> lis
     if tr is None or member is not None:
         return []
     await ls.points_of(tr)
-    return symbols(tr)
+    return ls.lines.symbols_to_client(to_fs_path(params.text_document.uri) or tr.path, symbols(tr), ls.encoding)

@@ -34,9 +34,13 @@ class Publishing:
             return True
         return path in self.open_paths or (path is not None and os.path.dirname(path) in self.open_paths)
 
+    def build(self: TrainlintServer, tr: Tracked) -> dict[str, list[t.Diagnostic]]:
+        """The diagnostics of ``tr`` per URI, in the client's lines (lsp/linebreaks.py)."""
+        return self.lines.to_client(dg.build(tr, self.settings, self.views, self.encoding), self.encoding)
+
     def publish(self: TrainlintServer, tr: Tracked, by_uri: dict[str, list[t.Diagnostic]] | None = None) -> None:
         if by_uri is None:
-            by_uri = dg.build(tr, self.settings, self.views, self.encoding)
+            by_uri = self.build(tr)
         if not os.path.isdir(tr.path):  # a clean file is published empty: the editor knows it was judged
             by_uri.setdefault(dg.file_uri(tr.path), [])
         by_uri = {u: d for u, d in by_uri.items() if self.visible(u)}
@@ -61,6 +65,7 @@ class Publishing:
         tr = self.ws.tracked.get(path)
         if tr is None:
             return
+        t0 = time.monotonic()
         try:
             changed = await self.in_worker(self.ws.refresh, path, READ_BUDGET)
             progress, asked = None, False
@@ -78,7 +83,10 @@ class Publishing:
             return
         if changed or not tr.published:
             # Built in the worker: an event file's view grows there, never on the event loop.
-            self.publish(tr, await self.in_worker(dg.build, tr, self.settings, self.views, self.encoding))
+            self.publish(tr, await self.in_worker(self.build, tr))
+            if changed and tr.report is not None:  # the client's log (VS Code's output channel) says what ran
+                self.window_log_message(t.LogMessageParams(t.MessageType.Log, f"trainlint: judged {path}: "
+                                        f"{tr.report.verdict.value} in {1000 * (time.monotonic() - t0):.0f} ms"))
         self._recheck_when_quiet(tr)
         if not keep:
             self._release_if_idle(tr)
