@@ -206,3 +206,13 @@ def test_servers_are_made_by_a_factory_with_every_feature_registered_in_process(
                 "trainlint/renderEvents", "trainlint/isLog", "textDocument/didOpen"} <= registered, registered
         assert "trainlint.rescan" in server.protocol.fm.commands
     assert {m.__name__.rsplit(".", 1)[1] for m in features()} >= {"hover", "outline", "documents", "lifecycle"}
+
+
+def test_no_function_is_over_80_lines():
+    """A function a reader cannot hold in view hides its steps: split it (issue 23)."""
+    long = []
+    for p in sorted(PACKAGE.rglob("*.py")):
+        for node in ast.walk(ast.parse(p.read_text())):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.end_lineno - node.lineno + 1 > 80:
+                long.append(f"{module_name(p)}.{node.name}: {node.end_lineno - node.lineno + 1} lines")
+    assert long == []

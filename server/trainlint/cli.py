@@ -13,7 +13,8 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from . import __version__
 from .core.report import EXIT_CANNOT_JUDGE, EXIT_OK, exit_code
@@ -53,6 +54,14 @@ def _parser() -> argparse.ArgumentParser:
         sp.add_argument("--log-format", choices=formats(), help="read every path as this format (skip detection)")
         sp.add_argument("--config", help="a .trainlint.yaml to use instead of the nearest one")
 
+    _add_judging_commands(sub, common)
+    _add_dataset_commands(sub, common)
+    _add_tool_commands(sub, common)
+    return p
+
+
+def _add_judging_commands(sub: argparse._SubParsersAction, common: Callable[[argparse.ArgumentParser], None]) -> None:  # type: ignore[type-arg]
+    """check, series, compare: the commands that judge logs."""
     c = sub.add_parser("check", help="judge logs and run directories")
     c.add_argument("paths", nargs="+", metavar="PATH")
     c.add_argument("--output-format", "--format", dest="format", default="concise",
@@ -94,6 +103,9 @@ def _parser() -> argparse.ArgumentParser:
     cp.add_argument("--quiet", "-q", action="store_true")
     common(cp)
 
+
+def _add_dataset_commands(sub: argparse._SubParsersAction, common: Callable[[argparse.ArgumentParser], None]) -> None:  # type: ignore[type-arg]
+    """preflight, env, events: datasets, the machine, and event files as text."""
     pf = sub.add_parser("preflight", help="lint fine-tuning datasets (JSON lines) before the run: malformed lines, "
                                           "empty texts, chat turns, duplicates, eval/train leakage, and with a "
                                           "local tokenizer token lengths, EOS, pad and unknown tokens")
@@ -119,6 +131,9 @@ def _parser() -> argparse.ArgumentParser:
     e.add_argument("path", metavar="FILE")
     common(e)
 
+
+def _add_tool_commands(sub: argparse._SubParsersAction, common: Callable[[argparse.ArgumentParser], None]) -> None:  # type: ignore[type-arg]
+    """watch, report, formats, settings, docs, editor-config, serve."""
     w = sub.add_parser("watch", help="judge logs and run folders while they grow: each new or resolved finding "
                                      "once, a status line, stall notices")
     w.add_argument("paths", nargs="+", metavar="PATH")
@@ -164,7 +179,6 @@ def _parser() -> argparse.ArgumentParser:
     sv = sub.add_parser("serve", help="run the language server over stdio")
     sv.add_argument("--log-level", default="WARNING")
     sv.add_argument("--stdio", action="store_true", help="talk over stdio (the default; language clients pass it)")
-    return p
 
 
 def _add_env_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -294,11 +308,7 @@ def _config(args: argparse.Namespace, start: str):  # type: ignore[no-untyped-de
 
 
 def _check(args: argparse.Namespace) -> int:
-    from .core.report import Report
-    from .judge import not_checked
-    from .output import check_text
-    from .parallel import Pending, resolve
-    from .runs import plan
+    from .parallel import resolve
 
     if args.also_write:
         from .output.ci import parse_also
@@ -318,12 +328,42 @@ def _check(args: argparse.Namespace) -> int:
             setattr(cfg, key, kept)
             for _, message in bad:
                 print(f"trainlint: {message}", file=sys.stderr)
-    reports: list[Report | Pending] = []
+    reports, skipped_files, unreadable, companions_read = _plan_check(args, cfg)
+    reports = resolve(reports, cfg, args.jobs)  # the logs are judged here, in --jobs processes
+    if args.skip_non_logs:  # read as text but nothing measured in it (a README with "step" and "loss")
+        skipped_files.extend((r.path, "nothing measured in it") for r in reports if _nothing_measured(r))
+        reports = [r for r in reports if not _nothing_measured(r)]
+    for path, why in unreadable:
+        print(f"trainlint: {path}: cannot be read: {why}", file=sys.stderr)
+    discovery = {"read": len(reports), "skipped": [{"path": p, "reason": r} for p, r in skipped_files],
+                 "unreadable": [{"path": p, "reason": r} for p, r in unreadable],
+                 "companions": [{"path": p, "reason": r} for p, r in companions_read]}
+    _print_check(args, reports, discovery, len(skipped_files), len(unreadable))
+    if args.also_write:
+        from .output.ci import write_also
+
+        write_also(args.also_write, reports, discovery)
+    # A file in which nothing was measured (a stdout with only warnings, an hparams-only event file) does not
+    # decide the exit code of a check that judged other logs; alone, it is still "could not judge" (2).
+    judged = [r for r in reports if not _nothing_measured(r)] or reports
+    if args.skip_non_logs and not reports and not unreadable:
+        return EXIT_OK  # nothing staged was a training log
+    return exit_code(r.verdict for r in judged)
+
+
+def _plan_check(args: argparse.Namespace,
+                cfg: Any) -> tuple[list[Any], list[tuple[str, str]], list[tuple[str, str]], list[tuple[str, str]]]:
+    """What ``check`` will judge, in order (each log a ``Pending`` until ``parallel.resolve``), and what it skipped,
+    could not read and read as a companion."""
+    from .core import fsio
+    from .judge import not_checked
+    from .parallel import Pending
+    from .runs import plan
+
+    reports: list[Any] = []  # Report | Pending
     skipped_files: list[tuple[str, str]] = []
     unreadable: list[tuple[str, str]] = []
     companions_read: list[tuple[str, str]] = []
-    from .core import fsio
-
     for path in args.paths:
         if path.startswith("mlflow:"):  # a tracking server's experiment or run (MLFLOW_TRACKING_URI)
             from .readers.mlflow_rest import runs_of
@@ -372,15 +412,14 @@ def _check(args: argparse.Namespace) -> int:
         if isdir and not p.items:
             print(f"trainlint: no training logs found under {path} ({p.considered} files considered)",
                   file=sys.stderr)
-    reports = resolve(reports, cfg, args.jobs)  # the logs are judged here, in --jobs processes
-    if args.skip_non_logs:  # read as text but nothing measured in it (a README with "step" and "loss")
-        skipped_files.extend((r.path, "nothing measured in it") for r in reports if _nothing_measured(r))
-        reports = [r for r in reports if not _nothing_measured(r)]
-    for path, why in unreadable:
-        print(f"trainlint: {path}: cannot be read: {why}", file=sys.stderr)
-    discovery = {"read": len(reports), "skipped": [{"path": p, "reason": r} for p, r in skipped_files],
-                 "unreadable": [{"path": p, "reason": r} for p, r in unreadable],
-                 "companions": [{"path": p, "reason": r} for p, r in companions_read]}
+    return reports, skipped_files, unreadable, companions_read
+
+
+def _print_check(args: argparse.Namespace, reports: list[Any], discovery: dict[str, Any], skipped: int,
+                 unreadable: int) -> None:
+    """The chosen rendering of ``check``'s reports on stdout."""
+    from .output import check_text
+
     maps = None
     if args.line_breaks == "lf":  # a tqdm redraw's `\r` does not start a line for grep -n, a terminal or Neovim
         from .core.linemap import reports_to_lf
@@ -403,17 +442,7 @@ def _check(args: argparse.Namespace) -> int:
                                       maps=maps, colour=check_text.use_colour(args.color, sys.stdout)):
             print(line)
         if not args.quiet:
-            print(check_text.summary(reports, len(skipped_files), len(unreadable)))
-    if args.also_write:
-        from .output.ci import write_also
-
-        write_also(args.also_write, reports, discovery)
-    # A file in which nothing was measured (a stdout with only warnings, an hparams-only event file) does not
-    # decide the exit code of a check that judged other logs; alone, it is still "could not judge" (2).
-    judged = [r for r in reports if not _nothing_measured(r)] or reports
-    if args.skip_non_logs and not reports and not unreadable:
-        return EXIT_OK  # nothing staged was a training log
-    return exit_code(r.verdict for r in judged)
+            print(check_text.summary(reports, skipped, unreadable))
 
 
 def _nothing_measured(rep) -> bool:  # type: ignore[no-untyped-def]
