@@ -20,7 +20,7 @@ from lsprotocol import types as t
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
 from conftest import FIXTURES
-from trainlint import linemap
+from trainlint.core import linemap
 from trainlint.core.linemap import LineMap
 
 TRL_NAN = FIXTURES / "live" / "trl-nan" / "train.log"
