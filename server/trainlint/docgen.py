@@ -81,7 +81,7 @@ def new_page(rule: Rule) -> str:
     check = _check_of(rule)
     what = check.description if check is not None else rule.title
     doc = (check.run.__doc__ or "").strip() if check is not None else ""
-    return render_page(rule, f"# {rule.id}\n\n\n## What it measures\n{what}.{(' ' + doc) if doc else ''}\n\n"
+    return render_page(rule, f"# {rule.id}\n\n\n\n## What it measures\n{what}.{(' ' + doc) if doc else ''}\n\n"
                              "## When it fires\nTO BE WRITTEN\n\n## What it does not mean\nTO BE WRITTEN\n\n"
                              "## Example from a real log\nTO BE WRITTEN\n")
 
