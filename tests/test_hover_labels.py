@@ -23,12 +23,15 @@ def test_a_repeated_step_count_is_not_called_non_finite():
 def test_evidence_first_one_finding_at_a_time_and_lines_in_the_clients_lines():
     rep = judge_path(str(HF))
     here = [f for f in rep.findings if f.location.line == 760]
-    assert {f.id for f in here} == {"TP-DIVERGE", "TP-DEAD-RUN"}
+    # one problem, one finding: TP-DEAD-RUN on the same value is folded into TP-DIVERGE's evidence (issue 30)
+    assert [f.id for f in here] == ["TP-DIVERGE"] and "TP-DEAD-RUN" in here[0].evidence.text
+    # two findings shown on one line: the worst first, the other named
+    here = here + [f for f in rep.findings if f.id == "TL-HELDOUT-RISE"]
     md = findings_markdown(here, rep.log)
     assert md.startswith("**TP-DIVERGE** · FAIL") and md.count("**Measured**") == 1
     assert md.index("> `loss`: end level 91.65") < md.index("**Measured**") < md.index("**Interpretation**")
     assert "gave back 7.65x its descent" in md
-    assert md.endswith("Also on this line: TP-DEAD-RUN (FAIL) (next problem: F8 in VS Code, ]d in Neovim)")
+    assert md.endswith("Also on this line: TL-HELDOUT-RISE (WARN) (next problem: F8 in VS Code, ]d in Neovim)")
     assert "- at: line 760" in md
     m = LineMap(str(HF)).update()
     lf = findings_markdown(here, rep.log, lambda _p, line: m.to_lf(line)[0])

@@ -36,6 +36,7 @@ class LineMap:
         self.cr_at = array("Q")      # byte offset of that ``\\r``
         self.nl_start = array("Q")   # byte offset of the start of the ``\\n`` line holding it
         self.ident: tuple[int, int] | None = None
+        self.utf16 = False           # a UTF-16 file: not scanned (see update)
 
     # -- reading -------------------------------------------------------------------------------
     def update(self) -> LineMap:
@@ -47,6 +48,13 @@ class LineMap:
                 if ident != self.ident or st.st_size < self.offset:
                     self.__init__(self.path)  # type: ignore[misc]
                     self.ident = ident
+                    if f.read(2) in (b"\xff\xfe", b"\xfe\xff"):
+                        # UTF-16 (a BOM): its "\r\n" is "\r\0\n\0", which a byte scan would take for lone
+                        # "\r"s and halve the line numbers; a lone "\r" is not looked for in 16-bit units yet, so
+                        # its lines are the LSP's.
+                        self.utf16 = True
+                if self.utf16:
+                    return self
                 f.seek(self.offset)
                 while True:
                     data = f.read(CHUNK)
