@@ -26,7 +26,8 @@ from trainlint.core.linemap import LineMap
 TRL_NAN = FIXTURES / "live" / "trl-nan" / "train.log"
 SERVER = [sys.executable, "-m", "trainlint.lsp"]
 # (rule, line as grep -n counts, line as the LSP counts); the value each one marks
-EXPECTED = {"TP-NAN": (33, 156, "nan"), "TP-NAN-GRAD": (17, 87, "nan"), "TP-ZERO-LOSS-ONSET": (18, 96, "0")}
+# TP-NAN-GRAD (line 17) and TP-ZERO-LOSS-ONSET (18) are one problem since issue 30: TL-NAN-HIDDEN on line 17
+EXPECTED = {"TP-NAN": (33, 156, "nan"), "TL-NAN-HIDDEN": (17, 87, "5.594e+10")}
 
 
 def lf_lines() -> list[str]:

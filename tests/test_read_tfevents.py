@@ -148,3 +148,14 @@ def test_a_diverging_rerun_in_the_same_folder_fails_on_its_own_series(tmp_path):
     f = only(rep, "TP-DIVERGE")
     assert f.series == f"`{os.path.basename(b)}/loss`"
     faithful(f)
+
+
+def test_event_files_are_read_in_the_order_they_were_written_when_the_counter_passes_ten(tmp_path):
+    """A process's writer counter goes 9, 10: a string sort read ...10 before ...9, so the file a run continued
+    was taken for another run (this test's twin above failed whenever earlier tests had made nine writers)."""
+    a = write(str(tmp_path), [scalar_event(s, "loss", 1.0 / (s + 1)) for s in range(5)])
+    b = write(str(tmp_path), [scalar_event(s, "loss", 0.1) for s in range(5, 8)])
+    os.rename(a, tmp_path / "events.out.tfevents.1796320721.host.29961.9")
+    os.rename(b, tmp_path / "events.out.tfevents.1796320721.host.29961.10")
+    loss = series(read(str(tmp_path)), "loss")
+    assert list(loss.steps) == [0, 1, 2, 3, 4, 5, 6, 7]

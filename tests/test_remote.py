@@ -44,13 +44,14 @@ def test_check_an_s3_run_folder_as_the_same_folder_on_disk(s3, tmp_path: Path):
     now = time.time()  # the objects were just written: the disk copy is made as fresh, so both are judged alike
     for p in local.rglob("*"):
         os.utime(p, (now, now))
-    remote = tl("check", "s3://runs-bucket/fleet", env=server.env)
-    disk = tl("check", str(local), env=server.env, cwd=tmp_path)
+    # `full`: concise lines are cut at 160 characters, and a URL is longer than the disk path
+    remote = tl("check", "--output-format", "full", "s3://runs-bucket/fleet", env=server.env)
+    disk = tl("check", "--output-format", "full", str(local), env=server.env, cwd=tmp_path)
     assert remote.returncode == disk.returncode == 1, remote.stdout + remote.stderr
     assert remote.stdout.replace("s3://runs-bucket/fleet", "runs") == disk.stdout
     assert "s3://runs-bucket/fleet/gallery-lr_hot/trainer_state.json:429:15: TP-DIVERGE [FAIL]" in remote.stdout
     assert "s3://runs-bucket/fleet/modded-nanogpt-tb/tensorboard_logs: PASS" in remote.stdout  # event files too
-    jobs = tl("check", "--jobs", "2", "s3://runs-bucket/fleet", env=server.env)  # forked workers, their own loop
+    jobs = tl("check", "--output-format", "full", "--jobs", "2", "s3://runs-bucket/fleet", env=server.env)  # forked workers, their own loop
     assert (jobs.returncode, jobs.stdout) == (remote.returncode, remote.stdout), jobs.stdout
 
 

@@ -46,7 +46,8 @@ def test_report_is_self_contained_and_holds_the_findings(tmp_path: Path):
     assert div["line"] == 165  # as grep -n counts the tqdm log (the CLI's line)
     assert {w["name"]: (w["from"], w["to"]) for w in div["windows"]} == {"end window": (280, 300),
                                                                          "lowest window": (25, 45)}
-    assert {m["role"] for m in div["marks"]} == {"value", "minimum", "window-start"}
+    # TP-DEAD-RUN on the same value is folded into TP-DIVERGE (issue 30): its start window is marked too
+    assert {m["role"] for m in div["marks"]} == {"value", "minimum", "window-start", "start"}
     nan = [f for f in docs["trl-nan"]["findings"] if f["id"] == "TP-NAN"][0]
     assert nan["line"] == 33 and nan["marks"][0]["nonfinite"] == "nan" and nan["marks"][0]["value"] is None
 

@@ -66,6 +66,13 @@ def masked_crc(data: bytes) -> int:
     return _masked_crc(data)
 
 
+def event_order(name: str) -> tuple[object, ...]:
+    """The order event files were written in: their names' numbers compared as numbers. A writer names its file
+    ``events.out.tfevents.<seconds>.<host>.<pid>.<counter>``, and the counter of one process passes 9 to 10: a
+    plain string sort put the 10th file before the 9th, and a run's continuation before the file it continues."""
+    return tuple(int(p) if p.isdigit() else p for p in re.split(r"(\d+)", os.path.basename(name)))
+
+
 def is_event_file(name: str) -> bool:
     return "tfevents" in os.path.basename(name)
 
@@ -154,7 +161,7 @@ class TensorBoardTail(Source):
     def _members(self) -> list[str]:
         if fsio.isdir(self.path):
             dirs = split_dirs(self.path) or [self.path, *scalars_dirs(self.path)]
-            return [os.path.join(d, n) for d in dirs for n in sorted(fsio.listdir(d))
+            return [os.path.join(d, n) for d in dirs for n in sorted(fsio.listdir(d), key=event_order)
                     if is_event_file(n) and fsio.isfile(os.path.join(d, n))]
         return [self.path]
 
