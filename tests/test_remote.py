@@ -51,7 +51,8 @@ def test_check_an_s3_run_folder_as_the_same_folder_on_disk(s3, tmp_path: Path):
     assert remote.stdout.replace("s3://runs-bucket/fleet", "runs") == disk.stdout
     assert "s3://runs-bucket/fleet/gallery-lr_hot/trainer_state.json:429:15: TP-DIVERGE [FAIL]" in remote.stdout
     assert "s3://runs-bucket/fleet/modded-nanogpt-tb/tensorboard_logs: PASS" in remote.stdout  # event files too
-    jobs = tl("check", "--output-format", "full", "--jobs", "2", "s3://runs-bucket/fleet", env=server.env)  # forked workers, their own loop
+    # forked workers, their own loop
+    jobs = tl("check", "--output-format", "full", "--jobs", "2", "s3://runs-bucket/fleet", env=server.env)
     assert (jobs.returncode, jobs.stdout) == (remote.returncode, remote.stdout), jobs.stdout
 
 

@@ -328,14 +328,21 @@ def _shot(pg, name: str) -> None:
     pg.screenshot(path=str(ARTIFACTS / f"{name}.png"))
 
 
-def test_event_file_editor_curves_view_click_and_badge(page, code_server: dict):
-    pg = page
-    ws = code_server["ws"]  # copied in now (the other tests' Problems panel stays as it was)
+@pytest.fixture
+def two_more_runs(code_server: dict) -> None:
+    """Runs copied into the workspace before the workbench opens (asked for before ``page``): the other tests'
+    Problems panel stays as it was, and the Explorer lists them from the start. Copied after the page had
+    loaded, they once did not show within 30 s on a loaded CI machine: VS Code's file watcher, not trainlint."""
+    ws = code_server["ws"]
     shutil.copytree(RUNS.parent / "live" / "keras-tb-diverge", ws / "keras")  # event files with a NaN: FAIL
     shutil.copytree(RUNS.parent / "live" / "hf-diverge", ws / "hf")  # HF Trainer stdout with tqdm redraws
     old = time.time() - 3 * 86400  # runs that stopped long ago (a fresh checkout has new mtimes)
     for p in [*(ws / "keras").rglob("*"), *(ws / "hf").rglob("*")]:
         os.utime(p, (old, old))
+
+
+def test_event_file_editor_curves_view_click_and_badge(two_more_runs: None, page, code_server: dict):
+    pg, ws = page, code_server["ws"]
     _until(pg, lambda: "keras" in _text(pg, ".explorer-folders-view") and "ok", "the copied runs in the Explorer")
     # An event file opened from the Explorer opens in trainlint's editor: its curves and findings
     _expand(pg, "keras", "logs", "train")
