@@ -216,3 +216,10 @@ def test_no_function_is_over_80_lines():
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.end_lineno - node.lineno + 1 > 80:
                 long.append(f"{module_name(p)}.{node.name}: {node.end_lineno - node.lineno + 1} lines")
     assert long == []
+
+
+def test_the_server_module_holds_only_its_plumbing():
+    """`lsp/server.py` was 704 lines with nine sections, each a feature: features live in `lsp/features/`, one
+    module each, and the server module keeps the state and the plumbing (issue 23: under 300 lines)."""
+    lines = len((PACKAGE / "lsp" / "server.py").read_text().splitlines())
+    assert lines < 300, f"lsp/server.py has {lines} lines: move a feature to lsp/features/"

@@ -98,6 +98,20 @@ def test_docs_check_fails_when_a_page_states_an_old_threshold(tmp_path):
     assert r.returncode == 0 and "`max_loss_divergence_ratio = 1.5`" in page.read_text()
 
 
+def test_docs_check_fails_while_a_new_page_is_a_skeleton(tmp_path):
+    """`trainlint docs` writes a skeleton for a rule without a page; the skeleton is not a page until a person
+    has written it, so `docs --check` names it (a skeleton passed every check before)."""
+    docs = tmp_path / "docs"
+    shutil.copytree(ROOT / "docs", docs)
+    (docs / "rules" / "TP-DIVERGE.md").unlink()
+    r = subprocess.run([sys.executable, "-m", "trainlint.cli", "docs", "--dir", str(docs)], capture_output=True,
+                       text=True)
+    assert "TO BE WRITTEN" in (docs / "rules" / "TP-DIVERGE.md").read_text(), r.stdout + r.stderr
+    r = subprocess.run([sys.executable, "-m", "trainlint.cli", "docs", "--check", "--dir", str(docs)],
+                       capture_output=True, text=True)
+    assert r.returncode == 1 and "TP-DIVERGE.md: stale: its skeleton still says 'TO BE WRITTEN'" in r.stdout, r.stdout
+
+
 def test_the_extension_settings_are_the_schema_s():
     """Each setting is declared once (lsp/settings.py SCHEMA): package.json and the client's defaults follow."""
     from trainlint.lsp.settings import server_defaults, vscode_configuration

@@ -77,13 +77,18 @@ def render_page(rule: Rule, text: str) -> str:
     return _SHARED_RE.sub(shared, out)
 
 
+# What a new page's skeleton holds where a person must write: `docs --check` fails while any is left, so a
+# generated skeleton cannot pass for a page.
+UNWRITTEN = "TO BE WRITTEN"
+
+
 def new_page(rule: Rule) -> str:
     check = _check_of(rule)
     what = check.description if check is not None else rule.title
     doc = (check.run.__doc__ or "").strip() if check is not None else ""
     return render_page(rule, f"# {rule.id}\n\n\n\n## What it measures\n{what}.{(' ' + doc) if doc else ''}\n\n"
-                             "## When it fires\nTO BE WRITTEN\n\n## What it does not mean\nTO BE WRITTEN\n\n"
-                             "## Example from a real log\nTO BE WRITTEN\n")
+                             f"## When it fires\n{UNWRITTEN}\n\n## What it does not mean\n{UNWRITTEN}\n\n"
+                             f"## Example from a real log\n{UNWRITTEN}\n")
 
 
 def formats_table() -> str:
@@ -122,6 +127,9 @@ def run(docs_dir: str, check_only: bool) -> list[Stale]:
         if current != wanted[path]:
             stale.append(Stale(path, "missing" if current is None else "its generated head or shared sections "
                                                                       "differ from the registry"))
+        elif UNWRITTEN in current:
+            stale.append(Stale(path, f"its skeleton still says {UNWRITTEN!r}: write what the rule measures, when "
+                                     "it fires and what it does not mean"))
     for name in sorted(os.listdir(rules_dir)) if os.path.isdir(rules_dir) else []:
         if name.endswith(".md") and name[:-3] not in RULES:
             stale.append(Stale(os.path.join(rules_dir, name), "a page for a rule that does not exist"))
