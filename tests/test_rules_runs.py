@@ -321,6 +321,20 @@ def test_a_run_that_finished_between_two_logging_steps_is_complete(tmp_path):
     assert (f.evidence.values["last_step"], f.evidence.values["planned"]) == (1000, 2178)
 
 
+def test_a_keras_run_killed_before_its_planned_epochs_is_incomplete():
+    """Keras prints `Epoch 18/38` before each epoch and an `N/N` bar line at its end: a log whose epoch 18 began
+    and never ended stopped inside it (population keras-killed-000). The rule never fired on a Keras log. Ending
+    short of the plan is not enough: EarlyStopping ends healthy runs after a closed epoch without a word (the
+    population's keras-healthy-002 stops at epoch 21 of 30), and those keep no finding."""
+    pop = Path(__file__).resolve().parents[1] / "fixtures" / "population" / "keras"
+    f = only(judge(pop / "keras-killed-000" / "train.log"), "TL-RUN-INCOMPLETE")
+    assert (f.evidence.values["begun"], f.evidence.values["epochs"]) == (18, 38)
+    assert f.evidence.text == "last logged step 17; epoch 18 of 38 began and did not end"
+    assert f.location.line == 34  # the last finished epoch's values
+    for healthy in sorted(pop.glob("keras-healthy-*/train.log")):
+        assert "TL-RUN-INCOMPLETE" not in ids(judge(healthy)), healthy
+
+
 def test_a_zip_bomb_checkpoint_is_examined_once_and_not_expanded(tmp_path):
     """testzip() on every judgement: a 1 MB zip bomb cost 90 s per judge and a real 5 GB checkpoint was read
     whole on every append. Members over the budget are not read (a coverage reason says so), and each file is

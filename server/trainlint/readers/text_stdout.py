@@ -240,12 +240,17 @@ class TextStdoutReader(FormatReader):
             if m:
                 st.keras_epoch = int(m.group("ep"))
                 log.facts["planned_epochs"] = int(m.group("tot"))
+                # An epoch begun and never closed by its `N/N` bar line: the run stopped inside it (killed, a
+                # crash, a time limit). An epoch count short of the plan is not enough, as EarlyStopping ends a
+                # healthy run after a closed epoch without a word at its default verbosity.
+                log.facts["unfinished_epoch"] = st.keras_epoch
                 return True
         if st.keras_epoch is not None and "/" in line:
             m = _KERAS_BAR.match(line)
             if m:
                 # Only the epoch's last bar line holds the epoch's values; earlier ones are running means.
                 if m.group("n") == m.group("total"):
+                    log.facts.pop("unfinished_epoch", None)
                     for pm in _KERAS_PAIR.finditer(line):
                         key = pm.group("key")
                         self._point(key, pm.group("v"), n, float(st.keras_epoch), pair_locator(key), None, "epoch")

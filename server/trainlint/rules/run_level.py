@@ -135,6 +135,12 @@ def check_run_end(ctx: Context) -> CheckResult:
             values.update(epoch=epoch, epochs=planned)
             parts.append("in epoch {epoch} of {epochs}")
             stopped_early = True
+    unfinished = facts.get("unfinished_epoch")
+    if isinstance(unfinished, int) and "planned_epochs" in facts:
+        # (the line where it began is not in the text: the reader's lines are the LSP's, a CLI counts its own)
+        values.update(begun=unfinished, epochs=int(facts["planned_epochs"]))
+        parts.append("epoch {begun} of {epochs} began and did not end")
+        stopped_early = True
     stop_event = next((e for e in reversed(log.events)
                        if e.kind in (EventKind.INTERRUPTED, EventKind.TRACEBACK)), None)
     if stop_event is not None:
