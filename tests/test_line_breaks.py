@@ -157,3 +157,37 @@ async def test_server_answers_each_client_in_its_lines(client: LanguageClient, w
     hover = await client.text_document_hover_async(t.HoverParams(t.TextDocumentIdentifier(uri),
                                                                  t.Position(pos.line, pos.character + 1)))
     assert hover is not None and hover.contents.value.startswith("**TP-NAN** · FAIL")
+
+
+def _series_json(*extra: str) -> dict:
+    r = subprocess.run([sys.executable, "-m", "trainlint.cli", "series", "--format", "json", *extra, str(TRL_NAN)],
+                       capture_output=True, text=True)
+    [f] = json.loads(r.stdout)["files"]
+    return f
+
+
+def _grep_n(pattern: str) -> list[int]:
+    out = subprocess.run(["grep", "-n", pattern, str(TRL_NAN)], capture_output=True).stdout  # bytes: \r stays
+    return [int(x.split(b":", 1)[0]) for x in out.split(b"\n") if x]
+
+
+def test_series_lines_are_check_lines():
+    """``series`` tells the lines ``check`` tells: grep -n's by default (the first eval_loss on line 33, where check
+    puts TP-NAN, not the LSP's 156), the LSP's with --line-breaks lsp."""
+    f = _series_json()
+    s = {x["name"]: x for x in f["series"]}
+    evals, losses = _grep_n("'eval_loss'"), _grep_n("'loss'")
+    assert (s["eval_loss"]["first"]["line"], s["eval_loss"]["last"]["line"]) == (evals[0], evals[-1]) == (33, 102)
+    assert (s["loss"]["first"]["line"], s["loss"]["last"]["line"]) == (losses[0], losses[-1]) == (13, 91)
+    check = _findings([])
+    lines = lf_lines()
+    col = s["eval_loss"]["first"]["column"]
+    assert col == check["TP-NAN"][1] and lines[32][col - 1:col + 2] == "nan"
+    assert [e["line"] for e in f["events"]] == [_grep_n("train_runtime")[0]]
+    lsp = {x["name"]: x for x in _series_json("--line-breaks", "lsp")["series"]}
+    assert (lsp["eval_loss"]["first"]["line"], lsp["eval_loss"]["last"]["line"]) == (156, 510)
+    text = subprocess.run([sys.executable, "-m", "trainlint.cli", "series", str(TRL_NAN)],
+                          capture_output=True, text=True).stdout
+    row = [x for x in text.splitlines() if x.strip().startswith("eval_loss ")][0]
+    assert row.endswith("lines 33-102, falls")
+    assert re.search(r"end-of-run .* line (\d+):", text).group(1) == str(_grep_n("train_runtime")[0])

@@ -359,3 +359,55 @@ def test_a_zip_bomb_checkpoint_is_examined_once_and_not_expanded(tmp_path):
     judge(run / "trainer_0_log.txt")
     info = run_level._zip_state_of.cache_info()
     assert (info.misses, info.hits) == (1, 1)
+
+
+LIVE = Path(__file__).resolve().parents[1] / "fixtures" / "live"
+
+
+def _check_json(path: Path) -> tuple[int, dict]:
+    r = subprocess.run([sys.executable, "-m", "trainlint.cli", "check", "--format", "json", str(path)],
+                       capture_output=True, text=True, timeout=300)
+    return r.returncode, json.loads(r.stdout)
+
+
+def _bad(doc: dict) -> dict[str, tuple[str, set]]:
+    """Each report's verdict and FAIL/WARN findings as (rule, series, line or record)."""
+    return {Path(r["path"]).name: (r["verdict"], {(f["id"], f["series"], f["location"]["line"]
+                                                   if f["location"]["line"] is not None else f["location"]["record"])
+                                                  for f in r["findings"] if f["level"] in ("FAIL", "WARN")})
+            for r in doc["reports"]}
+
+
+def test_event_files_beside_a_text_log_without_series_are_judged_in_their_own_right():
+    """tensorboardX prints only 'NaN or Inf found in input tensor.' to stdout.log; the curve is in runs/tbx. The
+    folder's verdict is the event files' (checked alone they FAIL): a text log of which nothing is read cannot
+    stand in for them as the run's judged log."""
+    run = LIVE / "tensorboardx-diverge"
+    if not run.exists():
+        pytest.skip("gallery run tensorboardx-diverge not present")
+    code, doc = _check_json(run)
+    _, alone = _check_json(run / "runs" / "tbx")
+    got = _bad(doc)
+    assert got["tbx"] == _bad(alone)["tbx"] == ("FAIL", {("TP-DIVERGE", "`train/loss`", 143),
+                                                          ("TP-NAN", "`train/loss`", 145)})
+    assert got["stdout.log"] == ("NOT-CHECKED", set()) and code == 1
+    assert not doc["discovery"]["companions"]
+
+
+def test_corpus_event_file_beside_a_stdout_log_is_judged():
+    """fish-speech (Lightning): train.log holds Hydra's INFO lines, the curve is in the event file beside it."""
+    run = corpus("trainproof/evidence/fish_lightning_feb2026")
+    _, doc = _check_json(run)
+    got = _bad(doc)
+    assert got["fish_lightning_feb2026"] == ("WARN", {("TP-OVERFIT", "`val/loss` (per-evaluation)", 984)})
+    assert got["train.log"] == ("NOT-CHECKED", set())
+
+
+def test_event_files_beside_a_text_log_with_the_same_series_stay_companions():
+    """add_scalars' stdout.log prints the values the event files hold: judged once, in the text log."""
+    run = LIVE / "add-scalars-overfit"
+    if not run.exists():
+        pytest.skip("gallery run add-scalars-overfit not present")
+    _, doc = _check_json(run)
+    assert [Path(r["path"]).name for r in doc["reports"]] == ["stdout.log"]
+    assert [Path(c["path"]).name for c in doc["discovery"]["companions"]] == ["exp"]

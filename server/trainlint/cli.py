@@ -60,6 +60,13 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+def _line_breaks(p: argparse.ArgumentParser) -> None:
+    """``--line-breaks``: check and series tell the same lines."""
+    p.add_argument("--line-breaks", choices=("lf", "lsp"), default="lf",
+                   help="lf: lines as wc -l, grep -n and most editors count them (default); lsp: a lone carriage "
+                        "return (a progress-bar redraw) also starts a line, as the LSP and SARIF specifications say")
+
+
 def _add_judging_commands(sub: argparse._SubParsersAction, common: Callable[[argparse.ArgumentParser], None]) -> None:  # type: ignore[type-arg]
     """check, series, compare: the commands that judge logs."""
     c = sub.add_parser("check", help="judge logs and run directories")
@@ -86,14 +93,13 @@ def _add_judging_commands(sub: argparse._SubParsersAction, common: Callable[[arg
                         "bytes alone decide, whatever the files' age")
     c.add_argument("--color", "--colour", dest="color", choices=("auto", "always", "never"), default="auto",
                    help="colour the levels: auto (a terminal, unless NO_COLOR is set), always, never")
-    c.add_argument("--line-breaks", choices=("lf", "lsp"), default="lf",
-                   help="lf: lines as wc -l, grep -n and most editors count them (default); lsp: a lone carriage "
-                        "return (a progress-bar redraw) also starts a line, as the LSP and SARIF specifications say")
+    _line_breaks(c)
     common(c)
 
     s = sub.add_parser("series", help="list every series read from a file, with the lines of its points")
     s.add_argument("paths", nargs="+", metavar="PATH")
     s.add_argument("--format", choices=("text", "json"), default="text")
+    _line_breaks(s)
     common(s)
 
     cp = sub.add_parser("compare", help="compare runs against a baseline run (trainproof's compare rules)")
@@ -553,6 +559,7 @@ def _series(args: argparse.Namespace) -> int:
     cfg = _config(args, args.paths[0])
     files = []
     status = EXIT_OK
+    maps: dict[str, Any] | None = {} if args.line_breaks == "lf" else None  # check's lines (core/linemap.py)
     for path in args.paths:
         targets = [(path, args.log_format)]
         if os.path.isdir(path) and not args.log_format:
@@ -574,9 +581,9 @@ def _series(args: argparse.Namespace) -> int:
                 status = EXIT_CANNOT_JUDGE
                 continue
             if args.format == "json":
-                files.append(series_out.file_dict(src.log))
+                files.append(series_out.file_dict(src.log, maps))
             else:
-                for line in series_out.render_text(src.log, rel(target)):
+                for line in series_out.render_text(src.log, rel(target), maps):
                     print(line)
     if args.format == "json":
         print(json.dumps({"schema_version": 1, "files": files}, indent=2, allow_nan=False))

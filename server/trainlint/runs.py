@@ -4,8 +4,10 @@ A run directory can hold several logs of one run: HF Trainer writes ``checkpoint
 snapshots (each a prefix of the run's log by design) beside the root file and ``runs/`` event
 files; Coqui, ultralytics and detectron2 write an event file beside their text log. A run is judged
 on the log a user opens (the root file; the text log), the snapshots and event files are read for
-what they say about the run's extent, and are listed, not judged again. Checkpoint files are only
-listed and, when asked, checked as ZIP archives: never loaded, never unpickled.
+what they say about the run's extent, and are listed, not judged again. Event files beside text logs of
+which no series is read (tensorboardX's stdout of NaN warnings, Lightning's Hydra log) are the run's curve:
+they are judged in their own right, and nothing is judged twice, as the text logs hold no series.
+Checkpoint files are only listed and, when asked, checked as ZIP archives: never loaded, never unpickled.
 """
 
 from __future__ import annotations
@@ -92,19 +94,43 @@ def plan(root: str, cfg: Any = None) -> Plan:
         events = [p for p, fmt in logs if fmt == "tfevents"]
         if explicit_file:
             primaries = [(p, fmt) for p, fmt in logs]
+        # Event files are a companion of a log that holds the run's curve; beside logs of which nothing is read (a
+        # stdout of warnings: tensorboardX, Lightning's Hydra log) they are the run's judged log themselves.
+        host = None if explicit_file or not events else next(
+            (p for p, fmt in primaries if fmt != "dataset" and _yields_series(p, fmt, cfg)), None)
         for p, fmt in primaries:
             out.items.append(Item(p, fmt, {"snapshots": [s for s in snapshots if s != p],
-                                             "event_dirs": events if fmt != "tfevents" else []}))
+                                             "event_dirs": events if fmt != "tfevents" and host is not None else []}))
         if not explicit_file:
             judged = primaries[0][0] if primaries else None
             for s in snapshots:
                 out.companions.append((s, f"a checkpoint snapshot of the run, read as part of {judged}"))
-            if primaries:
+            if host is not None:
                 for e in events:
-                    out.companions.append((e, f"event files of the run, read as part of {judged}"))
+                    out.companions.append((e, f"event files of the run, read as part of {host}"))
             else:
                 out.items.extend(Item(e, "tfevents", {"snapshots": [], "event_dirs": []}) for e in events)
     return out
+
+
+def _yields_series(path: str, fmt: str, cfg: Any = None) -> bool:
+    """Whether any point of a series is read from the log at ``path``: read 1 MB at a time up to the first point,
+    so a log that holds a curve costs its first lines, and one that holds none (it is then cheap to judge) one
+    read. A log that cannot be read holds no curve the event files beside it could stand in for."""
+    try:
+        src = open_source(path, fmt, getattr(cfg, "roles", None),
+                          cfg.format_for(path) if cfg is not None and hasattr(cfg, "format_for") else None)
+        src.update(1 << 20)
+        while not any(len(s) for s in src.log.series.values()):
+            left = src.behind
+            if not left:
+                return False
+            src.update(1 << 20)
+            if src.behind >= left:  # a reader that stopped advancing: what it read is the answer
+                return False
+        return True
+    except (OSError, NotALog, ValueError, RecursionError, MemoryError, UnicodeError, ImportError):
+        return False
 
 
 def _snapshot_step(path: str) -> float:

@@ -219,13 +219,17 @@ def direction(name: str, role: Role | None = None) -> str:
 
 
 @lru_cache(maxsize=8192)
-def classify_metric(name: str, rl: bool = False) -> Classified:
+def classify_metric(name: str, rl: bool = False, weights: bool = False) -> Classified:
     """``classify`` for the names the general text reader meets: ``valid_1's binary_logloss`` and
     ``valid-logloss`` are held-out losses, ``training's l2`` a train loss; in a reinforcement-learning log
     (``rl``: rewards, timesteps or rollouts were logged) a ``loss`` is an objective term (PPO's total loss follows
-    the value loss), not a supervised loss."""
+    the value loss), not a supervised loss. A bare ``norm`` is a gradient norm (llm.c and the nanoGPTs print
+    ``norm 1.23``) except in a log that prints the weights' statistics (``weights``: scikit-learn's SGD models,
+    ``Norm: 2.28, NNZs: 10, Bias: -0.03``), where it is the norm of the weight vector."""
     base = classify(name)
     tok = tokens(name)
+    if weights and tok == ["norm"]:
+        return Classified(Role.OTHER, Aggregation.UNSPECIFIED)
     if tok in (["learn"], ["test"], ["train"], ["training"], ["valid"], ["validation"], ["eval"], ["val"]) and not rl:
         # a split's name alone is its loss: CatBoost's "learn: 0.31  test: 0.42", build-nanogpt's "train 3.05"
         return Classified(Role.EVAL_LOSS if tok[0] in EVAL_TOKENS else Role.TRAIN_LOSS,

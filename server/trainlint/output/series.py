@@ -7,7 +7,7 @@ import math
 import os
 from typing import TYPE_CHECKING
 
-from ..core.model import LogFile, Series
+from ..core.model import Location, LogFile, Series
 from ..core.roles import direction
 from ..core.values import clean, fmt_step, fmt_value, json_number, json_step
 
@@ -15,10 +15,25 @@ if TYPE_CHECKING:
     from typing import Any
 
 
-def _point(log: LogFile, s: Series, i: int, lines: dict[int, str] | None = None) -> dict[str, Any]:
+def _told(loc: Location, maps: dict[str, Any] | None) -> Location:
+    """``loc`` in the lines the caller counts: ``\\n`` lines (grep -n's, as ``check`` tells them) when ``maps`` is
+    given (``core.linemap``'s maps, one per file), else the readers' lines (a lone ``\\r`` is a break, the LSP's)."""
+    if maps is None:
+        return loc
+    from ..core.linemap import shift_location  # start-up: only for the lines the CLI tells
+
+    return shift_location(loc, maps)
+
+
+def _line(log: LogFile, line: int | None, maps: dict[str, Any] | None) -> int | None:
+    return _told(Location(log.path, line), maps).line if line else line
+
+
+def _point(log: LogFile, s: Series, i: int, lines: dict[int, str] | None = None,
+           maps: dict[str, Any] | None = None) -> dict[str, Any]:
     line = s.lines[i] if len(s.lines) > i else 0
     text = lines.get(line) if lines is not None and not s.member and not (s.records and s.records[i] >= 0) else None
-    loc = log.locate(s, i, text)
+    loc = _told(log.locate(s, i, text), maps)
     d: dict[str, Any] = {"step": json_step(s.steps[i]), "value": json_number(s.values[i]),
                          "line": loc.line, "column": loc.column}
     if loc.record is not None:
@@ -36,7 +51,8 @@ def min_index(s: Series) -> int | None:
     return best
 
 
-def series_dict(log: LogFile, s: Series, lines: dict[int, str] | None = None) -> dict[str, Any]:
+def series_dict(log: LogFile, s: Series, lines: dict[int, str] | None = None,
+                maps: dict[str, Any] | None = None) -> dict[str, Any]:
     n = len(s)
     mi = min_index(s)
     return {
@@ -48,9 +64,9 @@ def series_dict(log: LogFile, s: Series, lines: dict[int, str] | None = None) ->
         "step_basis": s.step_basis,
         "direction": direction(s.name, s.role),
         "points": n,
-        "first": _point(log, s, 0, lines) if n else None,
-        "last": _point(log, s, n - 1, lines) if n else None,
-        "min": _point(log, s, mi, lines) if mi is not None else None,
+        "first": _point(log, s, 0, lines, maps) if n else None,
+        "last": _point(log, s, n - 1, lines, maps) if n else None,
+        "min": _point(log, s, mi, lines, maps) if mi is not None else None,
     }
 
 
@@ -89,16 +105,18 @@ def _wanted_lines(log: LogFile) -> dict[int, str] | None:
     return out
 
 
-def file_dict(log: LogFile) -> dict[str, Any]:
+def file_dict(log: LogFile, maps: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The JSON listing of ``log``; with ``maps`` its lines are ``\\n`` lines (see ``_told``)."""
     lines = _wanted_lines(log)
     return clean({
         "path": log.path,
         "format": log.format,
         "members": [os.path.basename(m) for m in log.members] or None,
-        "series": [series_dict(log, s, lines) for s in log.series.values()],
-        "events": [{"kind": e.kind.value, "step": json_step(e.step), "line": e.line, "record": e.record,
-                    "text": e.text} for e in log.events],
-        "problems": [{"line": p.line, "record": p.record, "message": p.message} for p in log.problems],
+        "series": [series_dict(log, s, lines, maps) for s in log.series.values()],
+        "events": [{"kind": e.kind.value, "step": json_step(e.step), "line": _line(log, e.line, maps),
+                    "record": e.record, "text": e.text} for e in log.events],
+        "problems": [{"line": _line(log, p.line, maps), "record": p.record, "message": p.message}
+                     for p in log.problems],
         "facts": {k: v for k, v in log.facts.items() if not k.startswith("_") and k != "columns"},
     })
 
@@ -108,14 +126,15 @@ _BASIS = {"step": "steps", "progress-bar": "progress-bar steps", "epoch": "epoch
           "epoch+iteration": "iterations laid end to end over epochs", "row": "table rows"}
 
 
-def render_text(log: LogFile, rel: str) -> list[str]:
+def render_text(log: LogFile, rel: str, maps: dict[str, Any] | None = None) -> list[str]:
+    """The text listing of ``log``; with ``maps`` its lines are ``\\n`` lines (see ``_told``)."""
     out = [f"{rel}  [{log.format}]  {len(log.series)} series, {len(log.events)} events, "
            f"{len(log.problems)} problems"]
     for s in log.series.values():
         n = len(s)
         if not n:
             continue
-        first, last = log.locate(s, 0), log.locate(s, n - 1)
+        first, last = _told(log.locate(s, 0), maps), _told(log.locate(s, n - 1), maps)
         where = (f"lines {first.line}-{last.line}" if first.line is not None
                  else f"records {first.record}-{last.record}")
         comp = ", component" if s.component else ""
@@ -126,9 +145,10 @@ def render_text(log: LogFile, rel: str) -> list[str]:
                    f"{_BASIS.get(s.step_basis, s.step_basis)} {fmt_step(s.steps[0])}..{fmt_step(s.steps[n - 1])}  "
                    f"last {fmt_value(s.values[n - 1])}  {where}{comp}{cfg}")
     for e in log.events:
-        where = f"line {e.line}" if e.line is not None else f"record {e.record}"
+        where = f"line {_line(log, e.line, maps)}" if e.line is not None else f"record {e.record}"
         out.append(f"  event {e.kind.value:15} step {fmt_step(e.step):>8}  {where}: {e.text[:100]}")
     for p in log.problems:
-        where = f"line {p.line}: " if p.line else (f"record {p.record}: " if p.record is not None else "")
+        where = (f"line {_line(log, p.line, maps)}: " if p.line
+                 else f"record {p.record}: " if p.record is not None else "")
         out.append(f"  problem {where}{p.message}")
     return out

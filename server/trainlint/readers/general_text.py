@@ -408,6 +408,7 @@ class _Plan:
     any_metric: bool
     uncounted: bool
     raws: list[str]
+    weights: bool = False  # scikit-learn's linear-model epoch line (Norm, NNZs, Bias): its Norm is the weights'
 
 
 @dataclass
@@ -435,6 +436,7 @@ class _State:
     index: int = 0  # lines read in file order while no counter was printed
     fine_step: dict[int | None, float] = field(default_factory=dict)  # the last step/iteration printed, per rank
     epoch_and_iteration: bool = False  # a line printed both (Ignite): the stdout reader would take the epoch
+    weights: bool = False  # a line printed the weights' Norm, NNZs and Bias (scikit-learn's SGD models)
 
 
 @lru_cache(maxsize=2048)
@@ -652,6 +654,8 @@ class GeneralTextReader(FormatReader):
         self._emit(plan, nums, n, step, basis, rank)
 
     def _emit(self, plan: _Plan, nums: list[str], n: int, step: float, basis: str, rank: int | None) -> None:
+        if plan.weights:  # before the line's Norm is named: it comes first (`Norm: 2.28, NNZs: 10, Bias: …`)
+            self.state.weights = True
         for name, i, locator in plan.metrics:
             self._point(name, nums[i], n, step, basis, rank, locator)
 
@@ -702,11 +706,12 @@ class GeneralTextReader(FormatReader):
         uncounted = (len(kept) >= 2 and all(pr.delimited for pr in kept) and any(
             classify_metric(pr.key).role in (Role.TRAIN_LOSS, Role.EVAL_LOSS) and not classify_metric(pr.key).component
             for pr in kept))
-        return _Plan(tuple(steps), epoch, tuple(metrics), bracket, any_metric, uncounted, raws), exact
+        weights = any(name == "NNZs" for name, _, _ in metrics)
+        return _Plan(tuple(steps), epoch, tuple(metrics), bracket, any_metric, uncounted, raws, weights), exact
 
     @property
-    def _names(self) -> dict[tuple[str, int | None, bool], tuple[str, Classified]]:
-        """(name, rank, RL log) -> (series name, role): pure, kept for the reader's life."""
+    def _names(self) -> dict[tuple[str, int | None, bool, bool], tuple[str, Classified]]:
+        """(name, rank, RL log, weights log) -> (series name, role): pure, kept for the reader's life."""
         cache = self.__dict__.get("_name_cache")
         if cache is None:
             cache = self.__dict__["_name_cache"] = {}
@@ -761,12 +766,12 @@ class GeneralTextReader(FormatReader):
                locator: Locator) -> None:
         st = self.state
         names = self._names
-        got = names.get((name, rank, st.rl))
+        got = names.get((name, rank, st.rl, st.weights))
         if got is None:
             if name_tokens(name) & _RL_NAMES:
                 st.rl = True  # rewards, timesteps, rollouts: a reinforcement-learning log from here on
-            got = names[(name, rank, st.rl)] = (name if rank is None else f"rank{rank}/{name}",
-                                                classify_metric(name, rl=st.rl))
+            got = names[(name, rank, st.rl, st.weights)] = (name if rank is None else f"rank{rank}/{name}",
+                                                            classify_metric(name, rl=st.rl, weights=st.weights))
         s = self.series(got[0], got[1], locator=locator, step_basis=basis)
         if basis == "epoch+iteration" and s.step_basis == "step":
             s.step_basis = basis  # the iteration was seen to start again with the second epoch
