@@ -286,6 +286,19 @@ def _expand(pg, *names: str) -> None:
         _until(pg, lambda r=row: r.get_attribute("aria-expanded") == "true" and "ok", f"the {name} folder open")
 
 
+def _first_child_row(pg, folder: str, child: str) -> int:
+    """The index of ``folder``'s first child row in the Explorer, once it is ``child``. The tree marks a folder
+    expanded before it has drawn its children (on CI the row after an opened folder was still the next folder)."""
+    rows = pg.locator(".explorer-folders-view .monaco-list-row")
+
+    def drawn() -> int:
+        names = [rows.nth(i).get_attribute("aria-label") or "" for i in range(rows.count())]
+        at = names.index(folder) + 1 if folder in names else 0
+        return at if 0 < at < len(names) and names[at] == child else 0
+
+    return int(_until(pg, drawn, f"{folder}/{child} drawn in the Explorer"))
+
+
 def _curves_frame(pg, log_part: str, seconds: float = 45):  # type: ignore[no-untyped-def]
     """The webview frame whose charts are those of ``log_part`` (a curves view or the event-file editor)."""
     end = time.time() + seconds
@@ -367,10 +380,7 @@ def test_event_file_editor_curves_view_click_and_badge(two_more_runs: None, page
     # trainlint: Show Curves beside a log; a click on the TP-DIVERGE marker puts the cursor on its line
     _expand(pg, "hf")  # from the Explorer: a webview that has the focus may keep Ctrl+P from the workbench
     rows = pg.locator(".explorer-folders-view .monaco-list-row")
-    names = [rows.nth(i).get_attribute("aria-label") or "" for i in range(rows.count())]
-    at = names.index("hf") + 1  # hf is open: its train.log is the next row (keras has a train.log too)
-    assert names[at] == "train.log", names
-    rows.nth(at).click()
+    rows.nth(_first_child_row(pg, "hf", "train.log")).click()  # (keras has a train.log too)
     _until(pg, lambda: "train.log" in _text(pg, ".tabs-container .tab.active") and "ok", "hf/train.log open")
     pg.wait_for_selector(".monaco-editor .view-lines")
     _command(pg, "trainlint: Show Curves")
@@ -397,8 +407,7 @@ def test_event_file_editor_curves_view_click_and_badge(two_more_runs: None, page
     # The curves view follows a log while its run appends to it
     live = ws / "live" / "train.log"
     _expand(pg, "live")
-    names = [rows.nth(i).get_attribute("aria-label") or "" for i in range(rows.count())]
-    rows.nth(names.index("live") + 1).click()
+    rows.nth(_first_child_row(pg, "live", "train.log")).click()
     _until(pg, lambda: _cursor(pg) == "Ln 1, Col 1" and "ok", "live/train.log open")
     _command(pg, "trainlint: Show Curves")
     fr = _curves_frame(pg, "live/train.log")
