@@ -266,6 +266,7 @@ GALLERY = {
     "skorch-healthy": ("train.log", {"train_loss": T, "valid_loss": E, "valid_acc": OT}, "PASS", set()),
     "skorch-diverge": ("train.log", {"train_loss": T, "valid_loss": E}, "FAIL", {("TP-NAN", 13)}),
     "fastai-healthy": ("train.log", {"train_loss": T, "valid_loss": E, "accuracy": OT}, "PASS", set()),
+    "fastai-diverge": ("train.log", {"train_loss": T, "valid_loss": E, "accuracy": OT}, "FAIL", {("TP-DIVERGE", 320)}),
     "ignite-healthy": ("train.log", {"Loss": T, "Training/Avg loss": T, "Validation/Avg loss": E}, "PASS", set()),
     "ignite-nan": ("train.log", {"Loss": T, "Validation/Avg loss": E}, "FAIL", {("TP-NAN", 19)}),
     "torchrun-healthy": ("logs/rank_1.log", {"train loss": T, "ms": Role.STEP_TIME, "data ms": Role.LOADER_TIME},
@@ -299,6 +300,22 @@ def test_gallery_run_read_and_judged(run: str) -> None:
            if f.level.value in ("FAIL", "WARN")}
     assert rep.verdict.value == verdict, sorted(bad)
     assert must <= bad, sorted(bad)
+
+
+def test_short_epoch_table_judged_with_windows_sized_to_it() -> None:
+    """fastai's 10-epoch table: train_loss 0.999 at epoch 0, 24.2 at epoch 2, 2.47 at epoch 9 (accuracy 0.752 ->
+    0.524). Windows of 5 over 10 points made the end window half the run and the lowest level the end's own
+    (ratio 1); windows of n // 4 = 2 points, a start window of one point, measure 2.88 / 0.999."""
+    path = LIVE / "fastai-diverge" / "train.log"
+    if not path.exists():
+        pytest.skip("gallery run fastai-diverge not present")
+    rep = judge_path(str(path), now=1e12)
+    f = [f for f in rep.findings if f.id == "TP-DIVERGE"]
+    assert len(f) == 1 and f[0].location.line == 320, [(x.id, x.evidence.text) for x in rep.findings]
+    v = f[0].evidence.values
+    assert (v["window"], round(v["end"], 4), v["minimum"], v["min_first"], v["end_first"]) == (
+        2, 2.8769, 0.999155, 0, 8)
+    assert float(v["z"]) > float(v["z_need"])
 
 
 def test_gallery_ranks_in_one_torchrun_stdout() -> None:

@@ -221,7 +221,8 @@ def _divergence_finding(ctx: Context, s: Series, values: dict[str, Any], w: int,
 
 @check("divergence", TP_DIVERGE, order=60, description="end level vs lowest level of the loss",
        thresholds=("max_loss_divergence_ratio", "divergence_window", "divergence_window_min",
-                   "divergence_window_divisor", "min_points_for_trend", "divergence_noise_z"))
+                   "divergence_window_divisor", "divergence_min_windows", "min_points_for_trend",
+                   "divergence_noise_z"))
 def check_divergence(ctx: Context) -> CheckResult:
     res = CheckResult()
     th = ctx.th

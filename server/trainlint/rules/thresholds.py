@@ -24,6 +24,12 @@ class Thresholds:
     #: a 2,500-point Coqui log 25. Windows at the start may be half as long, so a minimum held only
     #: at the beginning of a run (the loss of the pretrained model) still counts.
     divergence_window_divisor: int = 20
+    #: ... and at most n // 4, so a short series (an epoch table of 10-19 rows: fastai, skorch, Keras, XGBoost)
+    #: holds at least this many windows. With windows of 5 over 10 epochs the end window is half the run and the
+    #: lowest level cannot lie apart from it: fastai's 0.999 -> 24.2 -> 2.47 measured end/lowest 1. Such a
+    #: window is shorter than 4 points, and then a window at the start may be one point (an epoch row is an
+    #: average over the epoch's batches, not one batch); the rise must still stand out of the measured noise.
+    divergence_min_windows: int = 4
     #: ... and the rise must stand out of the loss's own measured noise (rules/noise.py): the end level must sit
     #: this many level errors above the lowest level (Iglewicz-Hoaglin's 3.5 for a robust z-score), plus the
     #: chance dip of the lowest of its windows (sqrt(2 ln windows)) unless a held-out loss rose too. This replaced
@@ -182,7 +188,8 @@ class Thresholds:
         if self.divergence_window <= 1:
             return 1
         w = n // max(1, self.divergence_window_divisor)
-        return max(1, min(self.divergence_window, max(self.divergence_window_min, w), n))
+        w = max(1, min(self.divergence_window, max(self.divergence_window_min, w), n))
+        return max(1, min(w, n // max(1, self.divergence_min_windows)))
 
     @classmethod
     def with_overrides(cls, overrides: dict[str, object]) -> tuple[Thresholds, list[str]]:
