@@ -318,6 +318,24 @@ def test_short_epoch_table_judged_with_windows_sized_to_it() -> None:
     assert float(v["z"]) > float(v["z_need"])
 
 
+def test_nan_after_a_rise_too_short_for_a_trend_shows_where_it_rose() -> None:
+    """Keras verbose=2: loss 0.1834 at epoch 3, 0.2120, 1.4764, 6.3e17 at epoch 6, NaN from epoch 7. Six finite
+    points are too few for TP-DIVERGE (10); TP-NAN, the one finding of this fault, names the rise before it and
+    relates its lowest point (epoch 3, line 6), not a second FAIL on the series."""
+    path = LIVE / "keras-v2-diverge" / "train.log"
+    if not path.exists():
+        pytest.skip("gallery run keras-v2-diverge not present")
+    rep = judge_path(str(path), now=1e12)
+    nan = [f for f in rep.findings if f.id == "TP-NAN" and f.series == "`loss`"]
+    assert len(nan) == 1 and nan[0].location.line == 14
+    v = nan[0].evidence.values
+    assert (v["rise_from"], v["rise_from_step"], v["rise_to"], v["rise_to_step"]) == (0.1834, 3, 6.30957771256234e17, 6)
+    assert round(float(v["rise_ratio"]) / 1e18, 3) == 3.44
+    assert [r.location.line for r in nan[0].related if r.role == "rise-from"] == [6]
+    assert "rose 3.44e+18x from its lowest 0.1834 at step 3" in nan[0].evidence.text
+    assert not [f for f in rep.findings if f.series == "`loss`" and f.id != "TP-NAN" and f.level.value == "FAIL"]
+
+
 def test_gallery_ranks_in_one_torchrun_stdout() -> None:
     """torchrun's own [rank0]: / [rank1]: prefixes in one stdout: per-rank series, the NaN named by its rank."""
     path = LIVE / "torchrun-nan-rank1" / "train.log"

@@ -17,6 +17,7 @@ from .base import (
     Finding,
     Level,
     Measurement,
+    Ratio,
     Related,
     Rule,
     Skip,
@@ -46,7 +47,31 @@ def _relate_more(ctx: Context, f: Finding, s: Series, bad: list[int]) -> None:
         f.marks[i] = "non-finite"
 
 
-@check("non-finite-loss", TP_NAN, order=10, description="any NaN or Inf in a loss series")
+def _rise_before(ctx: Context, f: Finding, s: Series, first: int) -> None:
+    """The rise of the finite values before the first non-finite one, when they are too few for TP-DIVERGE to
+    judge a trend (``min_points_for_trend``): the NaN is the fault's one finding, and it shows where the loss
+    started to rise (its lowest finite value before, a related location), when the last finite value ended more
+    than ``max_loss_divergence_ratio`` above it."""
+    th = ctx.th
+    before = [i for i in range(first) if math.isfinite(s.values[i]) and s.values[i] > 0]
+    if len(before) < 2 or stats(s).count_fin >= th.min_points_for_trend:
+        return
+    lo = min(before, key=lambda i: s.values[i])
+    last = before[-1]
+    ratio = s.values[last] / s.values[lo]
+    if lo == last or ratio <= th.max_loss_divergence_ratio:
+        return
+    f.evidence.values.update(rise_from=s.values[lo], rise_from_step=Step(s.steps[lo]), rise_to=s.values[last],
+                             rise_to_step=Step(s.steps[last]), rise_ratio=Ratio(ratio),
+                             rise_threshold=th.max_loss_divergence_ratio)
+    f.evidence.template += ("; before it the loss rose {rise_ratio}x from its lowest {rise_from} at step "
+                            "{rise_from_step} to {rise_to} at step {rise_to_step} (more than {rise_threshold}x)")
+    f.related.append(Related("rise-from", ctx.point(s, lo), "lowest finite value before the first non-finite"))
+    f.marks.setdefault(lo, "rise-from")
+
+
+@check("non-finite-loss", TP_NAN, order=10, description="any NaN or Inf in a loss series",
+       thresholds={"TP-NAN": ("max_loss_divergence_ratio", "min_points_for_trend")})
 def check_nan(ctx: Context) -> CheckResult:
     res = CheckResult()
     train, _ = ctx.judged(Role.TRAIN_LOSS)
@@ -82,6 +107,7 @@ def check_nan(ctx: Context) -> CheckResult:
             message += " Finite values follow, so training did not stay non-finite."
         f = Finding(TP_NAN.id, TP_NAN.level, message, Evidence(values, template), ctx.point(s, first),
                     s.label, s.key, marks={first: "first-non-finite"})
+        _rise_before(ctx, f, s, first)
         _relate_more(ctx, f, s, bad)
         res.findings.append(f)
     return res
