@@ -277,6 +277,8 @@ GALLERY = {
     "add-scalars-overfit": ("runs/exp", {"loss_train/loss": T, "loss_val/loss": E}, "WARN", set()),
     "tensorboardx-healthy": ("runs/tbx", {"train/loss": T}, "PASS", set()),
     "keras-v2-healthy": ("train.log", {"loss": T, "val_loss": E}, "PASS", set()),
+    "spacy-healthy": ("train.log", {"LOSS TOK2VEC": T, "LOSS NER": T}, "PASS", set()),
+    "spacy-diverge": ("train.log", {"LOSS TOK2VEC": T, "LOSS NER": T}, "FAIL", {("TP-DIVERGE", 25)}),
     "keras-v2-diverge": ("train.log", {"loss": T, "val_loss": E}, "FAIL", {("TP-NAN", 14), ("TL-HELDOUT-RISE", 12)}),
     "tensorboardx-diverge": ("runs/tbx", {"train/loss": T}, "FAIL", {("TP-NAN", 145)}),
     # no rule judges a reward yet: the collapse is read (rewards rise, RL losses are not losses) but NOT-CHECKED
@@ -334,6 +336,29 @@ def test_nan_after_a_rise_too_short_for_a_trend_shows_where_it_rose() -> None:
     assert [r.location.line for r in nan[0].related if r.role == "rise-from"] == [6]
     assert "rose 3.44e+18x from its lowest 0.1834 at step 3" in nan[0].evidence.text
     assert not [f for f in rep.findings if f.series == "`loss`" and f.id != "TP-NAN" and f.level.value == "FAIL"]
+
+
+def test_zeros_at_printed_precision_are_not_exact_zeros() -> None:
+    """spaCy prints every loss with 2 decimals: `0.00` after `2.00` (LOSS TOK2VEC) on a toy corpus it fits
+    (ENTS_F 100) is below 0.005, not an exact zero; HF's `'loss': 0.0` beside 5.594e+10 (trl-nan) is one."""
+    path = LIVE / "spacy-healthy" / "train.log"
+    if not path.exists():
+        pytest.skip("gallery run spacy-healthy not present")
+    rep = judge_path(str(path), now=1e12)
+    assert not [f for f in rep.findings if f.id.startswith("TP-ZERO-LOSS")]
+    cov = rep.coverage["zero-loss"]
+    assert set(cov) == {"`LOSS TOK2VEC`", "`LOSS NER`"}
+    assert all(c is not None and c.reason.value == "not-applicable" and "printed precision (2 decimals)" in c.detail
+               for c in cov.values()), cov
+    trl = judge_path(str(LIVE / "trl-nan" / "train.log"), now=1e12)
+    assert [f.id for f in trl.findings if f.series == "`loss`" and f.level.value == "FAIL"] == ["TL-NAN-HIDDEN"]
+    assert "35 consecutive values of exactly zero" in only_one(trl, "TL-NAN-HIDDEN").evidence.text
+
+
+def only_one(rep, rule: str):
+    got = [f for f in rep.findings if f.id == rule]
+    assert len(got) == 1, [f.id for f in rep.findings]
+    return got[0]
 
 
 def test_gallery_ranks_in_one_torchrun_stdout() -> None:

@@ -42,6 +42,13 @@ class Thresholds:
     min_points_for_degenerate_check: int = 5
     #: trainproof: a tail of at least 5 exact zeros after a positive loss is a zero-loss onset.
     min_zero_tail_for_onset: int = 5
+    #: A zero printed with a fixed number of decimals, every value of the series printed with the same 2 to this
+    #: many decimals (spaCy's `0.00`, Keras's `0.0000`), is a value below half the last digit, not an exact zero:
+    #: the zero-loss rules do not judge it (NOT-CHECKED with that reason). spaCy's healthy toy run fits its data
+    #: (ENTS_F 100) and prints LOSS TOK2VEC `0.00` for 11 rows. One decimal is how Python prints an exact float
+    #: zero (HF's `'loss': 0.0`), so it is never taken for a precision; at more than 4 decimals (below 5e-5) the
+    #: zero is judged as before.
+    printed_zero_max_decimals: int = 4
     #: trainproof: a coefficient of variation below 0.001 is a flat loss.
     min_loss_variation: float = 0.001
     #: trainproof: the dead-run check compares medians of the first and last 5 points ...
