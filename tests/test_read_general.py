@@ -95,7 +95,8 @@ def test_sb3_boxes_step_from_total_timesteps_and_rl_losses_not_supervised(tmp_pa
     loss = log.series["train/loss\x1funspecified"]
     assert loss.role == Role.OTHER and direction(loss.name, loss.role) == "-"
     rep, _ = _findings(p)
-    assert rep.verdict.value == "NOT-CHECKED"  # a rising reward and a rising PPO loss are not divergence
+    # a rising reward and a rising PPO loss are not divergence; the reward is judged (TL-REWARD-COLLAPSE), so PASS
+    assert rep.verdict.value == "PASS" and rep.coverage["reward-collapse"] == {"`rollout/ep_rew_mean`": None}
 
 
 def test_key_value_with_bracket_counters_xgboost_lightgbm(tmp_path: Path) -> None:
@@ -281,10 +282,11 @@ GALLERY = {
     "spacy-diverge": ("train.log", {"LOSS TOK2VEC": T, "LOSS NER": T}, "FAIL", {("TP-DIVERGE", 25)}),
     "keras-v2-diverge": ("train.log", {"loss": T, "val_loss": E}, "FAIL", {("TP-NAN", 14), ("TL-HELDOUT-RISE", 12)}),
     "tensorboardx-diverge": ("runs/tbx", {"train/loss": T}, "FAIL", {("TP-NAN", 145)}),
-    # no rule judges a reward yet: the collapse is read (rewards rise, RL losses are not losses) but NOT-CHECKED
-    "sb3-ppo-collapse": ("train.log", {"rollout/ep_rew_mean": OT, "train/loss": OT}, "NOT-CHECKED", set()),
+    # rewards rise, RL losses are not losses: TL-REWARD-COLLAPSE judges the reward, so neither run is NOT-CHECKED
+    "sb3-ppo-collapse": ("train.log", {"rollout/ep_rew_mean": OT, "train/loss": OT}, "WARN",
+                         {("TL-REWARD-COLLAPSE", 815)}),
     "sb3-ppo-healthy": ("train.log", {"rollout/ep_rew_mean": OT, "train/loss": OT, "train/value_loss": OT},
-                        "NOT-CHECKED", set()),
+                        "PASS", set()),
 }
 
 
@@ -359,6 +361,24 @@ def only_one(rep, rule: str):
     got = [f for f in rep.findings if f.id == rule]
     assert len(got) == 1, [f.id for f in rep.findings]
     return got[0]
+
+
+def test_reward_collapse_judged_on_rl_runs() -> None:
+    """SB3 PPO on CartPole: ep_rew_mean 25.6, 14, 9.45, then ~9.3 for 30 boxes (a one-action policy) WARNs
+    TL-REWARD-COLLAPSE; the healthy run (rising to ~180) PASSes on its judged reward instead of TP-NO-LOSS."""
+    path = LIVE / "sb3-ppo-collapse" / "train.log"
+    if not path.exists():
+        pytest.skip("gallery run sb3-ppo-collapse not present")
+    rep = judge_path(str(path), now=1e12)
+    f = only_one(rep, "TL-REWARD-COLLAPSE")
+    v = f.evidence.values
+    assert (f.level.value, f.series, v["window"], round(v["end"], 2), round(v["best"], 2), v["best_first"],
+            v["best_last"]) == ("WARN", "`rollout/ep_rew_mean`", 5, 9.42, 19.8, 512, 1024)
+    assert float(v["z"]) > 100 and "TP-NO-LOSS" not in {x.id for x in rep.findings}
+    healthy = judge_path(str(LIVE / "sb3-ppo-healthy" / "train.log"), now=1e12)
+    assert healthy.verdict.value == "PASS" and healthy.coverage["reward-collapse"] == {"`rollout/ep_rew_mean`": None}
+    m = [m for m in healthy.measurements if m.check == "reward-collapse"]
+    assert len(m) == 1 and float(m[0].values["ratio"]) == 1.0
 
 
 def test_gallery_ranks_in_one_torchrun_stdout() -> None:

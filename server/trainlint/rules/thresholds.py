@@ -62,6 +62,13 @@ class Thresholds:
     #: replaced two guards: the windows of 5 before the last must not show the improvement either
     #: (``dead_run_windows``), and a live run whose loss is falling right now is not dead.
     dead_run_noise_z: float = 2.0
+    #: TL-REWARD-COLLAPSE: a reward (or return) of an RL run whose end level is more than this many times below the
+    #: highest level it held (both medians over TP-DIVERGE's windows): TP-DIVERGE's 1.5 mirrored, the same change of
+    #: log level. The ratio alone does not decide: rewards of healthy runs swing by tens of percent between rollouts
+    #: (the population's REINFORCE on CartPole: 16, 28.5, 48, 24.5 within ten updates; best/end up to 3.6 on healthy
+    #: runs), and the fall must also exceed the reward's own noise (``divergence_noise_z`` level errors plus the
+    #: chance rise of the highest of its windows; healthy runs reach at most 3.5 of the 5.2-5.7 needed).
+    reward_collapse_ratio: float = 1.5
     #: A live run (its log written within ``running_if_written_within_s``) is too early to judge for "no
     #: progress" (TP-DEAD-RUN, TP-FLAT) below this many points ...
     live_min_points: int = 50
