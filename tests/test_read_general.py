@@ -381,6 +381,21 @@ def test_reward_collapse_judged_on_rl_runs() -> None:
     assert len(m) == 1 and float(m[0].values["ratio"]) == 1.0
 
 
+def test_nan_in_an_rl_objective_is_a_nan() -> None:
+    """A REINFORCE run of the population whose policy was poisoned at update 22: `policy_loss nan` from line 11 while
+    the reward stays finite. The objective is not judged for a trend (RL), but a NaN is a NaN: TP-NAN, not the PASS
+    its judged reward alone would give."""
+    path = ROOT / "fixtures" / "population" / "rl" / "rl-nan-000" / "train.log"
+    if not path.exists():
+        pytest.skip("population run rl-nan-000 not present")
+    rep = judge_path(str(path), now=1e12)
+    f = only_one(rep, "TP-NAN")
+    got = (rep.verdict.value, f.series, f.location.line, f.evidence.values["count"])
+    assert got == ("FAIL", "`policy_loss`", 11, 7)
+    healthy = judge_path(str(ROOT / "fixtures" / "population" / "rl" / "rl-healthy-000" / "train.log"), now=1e12)
+    assert healthy.verdict.value == "PASS" and healthy.coverage["non-finite-loss"] == {"`policy_loss`": None}
+
+
 def test_gallery_ranks_in_one_torchrun_stdout() -> None:
     """torchrun's own [rank0]: / [rank1]: prefixes in one stdout: per-rank series, the NaN named by its rank."""
     path = LIVE / "torchrun-nan-rank1" / "train.log"

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 
 from ..core.model import Aggregation, Role, Series
+from ..core.roles import run_of, tokens
 from .base import (
     CheckResult,
     Context,
@@ -23,6 +24,7 @@ from .base import (
     Skip,
     SkipReason,
     Step,
+    rl_markers,
 )
 from .registry import check
 from .stats import finite_from, points_from, stats
@@ -45,6 +47,14 @@ def _relate_more(ctx: Context, f: Finding, s: Series, bad: list[int]) -> None:
     for i in bad[1:MAX_RELATED + 1]:
         f.related.append(Related("non-finite", ctx.point(s, i), f"{s.values[i]} at step {s.steps[i]:g}"))
         f.marks[i] = "non-finite"
+
+
+def rl_objectives(ctx: Context) -> list[Series]:
+    """The losses of a reinforcement-learning run (``policy_loss``, SB3's ``train/value_loss``): read as other,
+    because they follow the returns and no trend is expected of them; a NaN in one is still a NaN."""
+    marks = rl_markers(ctx.log)
+    return [s for s in ctx.log.series.values() if s.role == Role.OTHER and len(s) and run_of(s.name) in marks
+            and {"loss", "losses"} & set(tokens(s.name))]
 
 
 def _rise_before(ctx: Context, f: Finding, s: Series, first: int) -> None:
@@ -76,10 +86,11 @@ def check_nan(ctx: Context) -> CheckResult:
     res = CheckResult()
     train, _ = ctx.judged(Role.TRAIN_LOSS)
     held, _ = ctx.judged(Role.EVAL_LOSS)
-    if not train and not held:
+    rl = rl_objectives(ctx)
+    if not train and not held and not rl:
         res.skipped = SkipReason(Skip.NO_SERIES, "no loss series in the log")
         return res
-    for s in train + held:
+    for s in train + held + rl:
         res.coverage[s.label] = None
         bad = _bad(s)
         res.measurements.append(Measurement("non-finite-loss", s.label, {"non_finite": len(bad), "points": len(s)},
