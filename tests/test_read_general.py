@@ -95,7 +95,8 @@ def test_sb3_boxes_step_from_total_timesteps_and_rl_losses_not_supervised(tmp_pa
     loss = log.series["train/loss\x1funspecified"]
     assert loss.role == Role.OTHER and direction(loss.name, loss.role) == "-"
     rep, _ = _findings(p)
-    assert rep.verdict.value == "NOT-CHECKED"  # a rising reward and a rising PPO loss are not divergence
+    # a rising reward and a rising PPO loss are not divergence; the reward is judged (TL-REWARD-COLLAPSE), so PASS
+    assert rep.verdict.value == "PASS" and rep.coverage["reward-collapse"] == {"`rollout/ep_rew_mean`": None}
 
 
 def test_key_value_with_bracket_counters_xgboost_lightgbm(tmp_path: Path) -> None:
@@ -268,6 +269,7 @@ GALLERY = {
     "skorch-healthy": ("train.log", {"train_loss": T, "valid_loss": E, "valid_acc": OT}, "PASS", set()),
     "skorch-diverge": ("train.log", {"train_loss": T, "valid_loss": E}, "FAIL", {("TP-NAN", 13)}),
     "fastai-healthy": ("train.log", {"train_loss": T, "valid_loss": E, "accuracy": OT}, "PASS", set()),
+    "fastai-diverge": ("train.log", {"train_loss": T, "valid_loss": E, "accuracy": OT}, "FAIL", {("TP-DIVERGE", 320)}),
     "ignite-healthy": ("train.log", {"Loss": T, "Training/Avg loss": T, "Validation/Avg loss": E}, "PASS", set()),
     "ignite-nan": ("train.log", {"Loss": T, "Validation/Avg loss": E}, "FAIL", {("TP-NAN", 19)}),
     "torchrun-healthy": ("logs/rank_1.log", {"train loss": T, "ms": Role.STEP_TIME, "data ms": Role.LOADER_TIME},
@@ -278,12 +280,15 @@ GALLERY = {
     "add-scalars-overfit": ("runs/exp", {"loss_train/loss": T, "loss_val/loss": E}, "WARN", set()),
     "tensorboardx-healthy": ("runs/tbx", {"train/loss": T}, "PASS", set()),
     "keras-v2-healthy": ("train.log", {"loss": T, "val_loss": E}, "PASS", set()),
+    "spacy-healthy": ("train.log", {"LOSS TOK2VEC": T, "LOSS NER": T}, "PASS", set()),
+    "spacy-diverge": ("train.log", {"LOSS TOK2VEC": T, "LOSS NER": T}, "FAIL", {("TP-DIVERGE", 25)}),
     "keras-v2-diverge": ("train.log", {"loss": T, "val_loss": E}, "FAIL", {("TP-NAN", 14), ("TL-HELDOUT-RISE", 12)}),
     "tensorboardx-diverge": ("runs/tbx", {"train/loss": T}, "FAIL", {("TP-NAN", 145)}),
-    # no rule judges a reward yet: the collapse is read (rewards rise, RL losses are not losses) but NOT-CHECKED
-    "sb3-ppo-collapse": ("train.log", {"rollout/ep_rew_mean": OT, "train/loss": OT}, "NOT-CHECKED", set()),
+    # rewards rise, RL losses are not losses: TL-REWARD-COLLAPSE judges the reward, so neither run is NOT-CHECKED
+    "sb3-ppo-collapse": ("train.log", {"rollout/ep_rew_mean": OT, "train/loss": OT}, "WARN",
+                         {("TL-REWARD-COLLAPSE", 815)}),
     "sb3-ppo-healthy": ("train.log", {"rollout/ep_rew_mean": OT, "train/loss": OT, "train/value_loss": OT},
-                        "NOT-CHECKED", set()),
+                        "PASS", set()),
 }
 
 
@@ -301,6 +306,96 @@ def test_gallery_run_read_and_judged(run: str) -> None:
            if f.level.value in ("FAIL", "WARN")}
     assert rep.verdict.value == verdict, sorted(bad)
     assert must <= bad, sorted(bad)
+
+
+def test_short_epoch_table_judged_with_windows_sized_to_it() -> None:
+    """fastai's 10-epoch table: train_loss 0.999 at epoch 0, 24.2 at epoch 2, 2.47 at epoch 9 (accuracy 0.752 ->
+    0.524). Windows of 5 over 10 points made the end window half the run and the lowest level the end's own
+    (ratio 1); windows of n // 4 = 2 points, a start window of one point, measure 2.88 / 0.999."""
+    path = LIVE / "fastai-diverge" / "train.log"
+    if not path.exists():
+        pytest.skip("gallery run fastai-diverge not present")
+    rep = judge_path(str(path), now=1e12)
+    f = [f for f in rep.findings if f.id == "TP-DIVERGE"]
+    assert len(f) == 1 and f[0].location.line == 320, [(x.id, x.evidence.text) for x in rep.findings]
+    v = f[0].evidence.values
+    assert (v["window"], round(v["end"], 4), v["minimum"], v["min_first"], v["end_first"]) == (
+        2, 2.8769, 0.999155, 0, 8)
+    assert float(v["z"]) > float(v["z_need"])
+
+
+def test_nan_after_a_rise_too_short_for_a_trend_shows_where_it_rose() -> None:
+    """Keras verbose=2: loss 0.1834 at epoch 3, 0.2120, 1.4764, 6.3e17 at epoch 6, NaN from epoch 7. Six finite
+    points are too few for TP-DIVERGE (10); TP-NAN, the one finding of this fault, names the rise before it and
+    relates its lowest point (epoch 3, line 6), not a second FAIL on the series."""
+    path = LIVE / "keras-v2-diverge" / "train.log"
+    if not path.exists():
+        pytest.skip("gallery run keras-v2-diverge not present")
+    rep = judge_path(str(path), now=1e12)
+    nan = [f for f in rep.findings if f.id == "TP-NAN" and f.series == "`loss`"]
+    assert len(nan) == 1 and nan[0].location.line == 14
+    v = nan[0].evidence.values
+    assert (v["rise_from"], v["rise_from_step"], v["rise_to"], v["rise_to_step"]) == (0.1834, 3, 6.30957771256234e17, 6)
+    assert round(float(v["rise_ratio"]) / 1e18, 3) == 3.44
+    assert [r.location.line for r in nan[0].related if r.role == "rise-from"] == [6]
+    assert "rose 3.44e+18x from its lowest 0.1834 at step 3" in nan[0].evidence.text
+    assert not [f for f in rep.findings if f.series == "`loss`" and f.id != "TP-NAN" and f.level.value == "FAIL"]
+
+
+def test_zeros_at_printed_precision_are_not_exact_zeros() -> None:
+    """spaCy prints every loss with 2 decimals: `0.00` after `2.00` (LOSS TOK2VEC) on a toy corpus it fits
+    (ENTS_F 100) is below 0.005, not an exact zero; HF's `'loss': 0.0` beside 5.594e+10 (trl-nan) is one."""
+    path = LIVE / "spacy-healthy" / "train.log"
+    if not path.exists():
+        pytest.skip("gallery run spacy-healthy not present")
+    rep = judge_path(str(path), now=1e12)
+    assert not [f for f in rep.findings if f.id.startswith("TP-ZERO-LOSS")]
+    cov = rep.coverage["zero-loss"]
+    assert set(cov) == {"`LOSS TOK2VEC`", "`LOSS NER`"}
+    assert all(c is not None and c.reason.value == "not-applicable" and "printed precision (2 decimals)" in c.detail
+               for c in cov.values()), cov
+    trl = judge_path(str(LIVE / "trl-nan" / "train.log"), now=1e12)
+    assert [f.id for f in trl.findings if f.series == "`loss`" and f.level.value == "FAIL"] == ["TL-NAN-HIDDEN"]
+    assert "35 consecutive values of exactly zero" in only_one(trl, "TL-NAN-HIDDEN").evidence.text
+
+
+def only_one(rep, rule: str):
+    got = [f for f in rep.findings if f.id == rule]
+    assert len(got) == 1, [f.id for f in rep.findings]
+    return got[0]
+
+
+def test_reward_collapse_judged_on_rl_runs() -> None:
+    """SB3 PPO on CartPole: ep_rew_mean 25.6, 14, 9.45, then ~9.3 for 30 boxes (a one-action policy) WARNs
+    TL-REWARD-COLLAPSE; the healthy run (rising to ~180) PASSes on its judged reward instead of TP-NO-LOSS."""
+    path = LIVE / "sb3-ppo-collapse" / "train.log"
+    if not path.exists():
+        pytest.skip("gallery run sb3-ppo-collapse not present")
+    rep = judge_path(str(path), now=1e12)
+    f = only_one(rep, "TL-REWARD-COLLAPSE")
+    v = f.evidence.values
+    assert (f.level.value, f.series, v["window"], round(v["end"], 2), round(v["best"], 2), v["best_first"],
+            v["best_last"]) == ("WARN", "`rollout/ep_rew_mean`", 5, 9.42, 19.8, 512, 1024)
+    assert float(v["z"]) > 100 and "TP-NO-LOSS" not in {x.id for x in rep.findings}
+    healthy = judge_path(str(LIVE / "sb3-ppo-healthy" / "train.log"), now=1e12)
+    assert healthy.verdict.value == "PASS" and healthy.coverage["reward-collapse"] == {"`rollout/ep_rew_mean`": None}
+    m = [m for m in healthy.measurements if m.check == "reward-collapse"]
+    assert len(m) == 1 and float(m[0].values["ratio"]) == 1.0
+
+
+def test_nan_in_an_rl_objective_is_a_nan() -> None:
+    """A REINFORCE run of the population whose policy was poisoned at update 22: `policy_loss nan` from line 11 while
+    the reward stays finite. The objective is not judged for a trend (RL), but a NaN is a NaN: TP-NAN, not the PASS
+    its judged reward alone would give."""
+    path = ROOT / "fixtures" / "population" / "rl" / "rl-nan-000" / "train.log"
+    if not path.exists():
+        pytest.skip("population run rl-nan-000 not present")
+    rep = judge_path(str(path), now=1e12)
+    f = only_one(rep, "TP-NAN")
+    got = (rep.verdict.value, f.series, f.location.line, f.evidence.values["count"])
+    assert got == ("FAIL", "`policy_loss`", 11, 7)
+    healthy = judge_path(str(ROOT / "fixtures" / "population" / "rl" / "rl-healthy-000" / "train.log"), now=1e12)
+    assert healthy.verdict.value == "PASS" and healthy.coverage["non-finite-loss"] == {"`policy_loss`": None}
 
 
 def test_gallery_ranks_in_one_torchrun_stdout() -> None:

@@ -17,7 +17,17 @@ from .core.model import Location, LogFile, Role
 from .core.report import Report, verdict_of
 from .core.values import fmt_step
 from .readers import NotALog, Source, open_source
-from .rules import AFTER_CHECKS, CHECKS, COMPARE_CHECKS, TP_NO_LOSS, TP_NOT_CHECKED, TP_PASS, ranks, run_level
+from .rules import (
+    AFTER_CHECKS,
+    CHECKS,
+    COMPARE_CHECKS,
+    OUTCOME_CHECKS,
+    TP_NO_LOSS,
+    TP_NOT_CHECKED,
+    TP_PASS,
+    ranks,
+    run_level,
+)
 from .rules.base import Context, is_live
 from .rules.consolidate import consolidate
 from .rules.registry import after_findings
@@ -96,7 +106,9 @@ def _conclude(rep: Report, cfg: Config) -> None:
     log = rep.log
     assert log is not None
     levels = [f.level for f in rep.findings]
-    has_loss = bool(log.by_role(Role.TRAIN_LOSS) or log.by_role(Role.EVAL_LOSS))
+    # a reward judged (TL-REWARD-COLLAPSE ran on it) judges an RL run whose losses are objectives, not losses
+    has_loss = bool(log.by_role(Role.TRAIN_LOSS) or log.by_role(Role.EVAL_LOSS)) or any(
+        v is None for c in OUTCOME_CHECKS for v in rep.coverage.get(c, {}).values())
     if not has_loss and _format_unknown(rep, log, cfg):
         pass
     elif not has_loss and cfg.enabled(TP_NO_LOSS.id):
@@ -153,8 +165,11 @@ def _summary(rule: Rule, rep: Report, log: LogFile, head: str) -> Finding:
     """TP-PASS / TP-NOT-CHECKED: what ran, what was skipped and why, and what each loss series shows."""
     values: dict[str, Any] = {"ran": len(rep.ran), "skipped": len(rep.skipped)}
     parts: list[str] = ["{ran} checks ran, {skipped} skipped"]
-    for i, m in enumerate(m for m in rep.measurements if m.check in ("divergence", "heldout-trend")):
-        if m.check == "divergence":
+    for i, m in enumerate(m for m in rep.measurements if m.check in ("divergence", "heldout-trend", "reward-collapse")):
+        if m.check == "reward-collapse":
+            values.update({f"s{i}": m.series, f"r{i}": m.values["ratio"], f"w{i}": m.values["window"]})
+            parts.append(f"{{s{i}}} best/end level {{r{i}}} ({{w{i}}}-point medians)")
+        elif m.check == "divergence":
             values.update({f"s{i}": m.series, f"r{i}": Ratio(m.values["ratio"]), f"w{i}": m.values["window"]})
             parts.append(f"{{s{i}}} end/lowest level {{r{i}}} ({{w{i}}}-point medians)")
         else:

@@ -26,6 +26,10 @@ TP_NOT_CHECKED = Rule("TP-NOT-CHECKED", Level.NOT_CHECKED, "-", "Nothing could b
 TP_PASS = Rule("TP-PASS", Level.PASS, "-", "Every check that ran passed")
 
 SUMMARY_RULES = (TP_NO_LOSS, TP_NOT_CHECKED, TP_PASS)
+#: Checks that judge what a run without a loss earns: a run one of them judged on some series is judged (its verdict
+#: is not NOT-CHECKED for lack of a loss). An RL run's losses are objectives the loss rules pass over; its reward
+#: says whether the policy learned.
+OUTCOME_CHECKS = ("reward-collapse",)
 
 MODULES = tuple(importlib.import_module(f"{__name__}.{m.name}") for m in pkgutil.iter_modules(__path__)
                 if m.name not in TOOLKIT)

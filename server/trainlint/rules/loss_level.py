@@ -8,8 +8,11 @@ place cannot decide it; a window of 1 reproduces trainproof's last-point-versus-
 from __future__ import annotations
 
 import math
+import re
+from collections.abc import Sequence
 from typing import Any
 
+from ..core.lines import MAX_MATCH_LINE
 from ..core.model import Role, Series
 from ..core.roles import same_run
 from ..core.values import fmt_step, fmt_value
@@ -63,9 +66,65 @@ def _heldout_rise(ctx: Context, s: Series) -> tuple[str, float, float, float] | 
     return None
 
 
+_FIXED = re.compile(r"[-+]?\d+\.(\d+)")
+#: how many printed values the precision is read from (each is a line read from disk): bounded, whatever the length
+_PRECISION_SAMPLE = 16
+
+
+def _sample(positions: list[int], k: int) -> list[int]:
+    """At most ``k`` of ``positions``, evenly spread, the first and the last among them."""
+    if len(positions) <= k:
+        return positions
+    return [positions[round(j * (len(positions) - 1) / (k - 1))] for j in range(k)]
+
+
+def _decimals_on(text: str, s: Series, i: int) -> set[int]:
+    """The decimal counts of the fixed-point numbers on ``text`` that equal point ``i``'s value (every such number:
+    a table's locator finds any number, and a zero's row may hold another zero, spaCy's epoch 0)."""
+    out: set[int] = set()
+    if s.locator is None:
+        return out
+    for m in s.locator.pattern.finditer(text[:MAX_MATCH_LINE]):
+        fixed = _FIXED.fullmatch(m.group("v"))
+        if fixed is not None and math.isclose(float(m.group("v")), s.values[i], rel_tol=1e-9, abs_tol=1e-12):
+            out.add(len(fixed.group(1)))
+    return out
+
+
+def _printed_decimals(ctx: Context, s: Series, points: list[int]) -> int | None:
+    """The number of decimals every one of ``points`` of ``s`` is printed with, when it is the same fixed-point
+    count for all of them, between 2 and ``printed_zero_max_decimals`` (else None: an exponent, an integer, a
+    varying count as Python's repr prints, one decimal as repr prints an exact 0.0, or no text: a record of a
+    binary log holds the float itself)."""
+    if s.locator is None or not points:
+        return None
+    common = set(range(2, ctx.th.printed_zero_max_decimals + 1))
+    for i in points:
+        if (s.records and s.records[i] >= 0) or s.lines[i] <= 0:
+            return None
+        text = ctx.log.line_text(s.lines[i], s.member)
+        common &= _decimals_on(text, s, i) if text is not None else set()
+        if not common:
+            return None
+    return common.pop() if len(common) == 1 else None
+
+
+def _zeros_printed(ctx: Context, s: Series, idx: Sequence[int], tail: int) -> SkipReason | None:
+    """NOT-CHECKED when the ``tail`` zeros ending the series (all of it for TP-ZERO-LOSS) are zeros at the
+    printed precision: they and the values before them all printed with the same few decimals."""
+    zeros = _sample(list(idx[len(idx) - tail:]), _PRECISION_SAMPLE)
+    before = list(idx[max(0, len(idx) - tail - _PRECISION_SAMPLE):len(idx) - tail])
+    d = _printed_decimals(ctx, s, zeros + before)
+    if d is None:
+        return None
+    return SkipReason(Skip.NOT_APPLICABLE, f"zeros at the printed precision ({d} decimals): every value read is "
+                      f"printed with {d} decimals, so 0.{'0' * d} is a value below {0.5 * 10 ** -d:g}, not an "
+                      "exact zero")
+
+
 @check("zero-loss", TP_ZERO_LOSS, TP_ZERO_LOSS_ONSET, order=20, description="exact-zero losses",
-       thresholds={"TP-ZERO-LOSS": ("min_points_for_degenerate_check",),
-                   "TP-ZERO-LOSS-ONSET": ("min_zero_tail_for_onset",)})
+       thresholds={"TP-ZERO-LOSS": ("min_points_for_degenerate_check", "printed_zero_max_decimals"),
+                   "TP-ZERO-LOSS-ONSET": ("min_zero_tail_for_onset", "printed_zero_max_decimals")})
 def check_zero_loss(ctx: Context) -> CheckResult:
     res = CheckResult()
     th = ctx.th
@@ -76,6 +135,8 @@ def check_zero_loss(ctx: Context) -> CheckResult:
             return skip
         st = stats(s)
         if st.mean == 0.0 and st.m2 == 0.0 and vals[0] == 0.0:
+            if (printed := _zeros_printed(ctx, s, idx, len(idx))) is not None:
+                return printed
             ev = Evidence({"series": s.label, "points": len(vals)},
                           "{series}: all {points} finite values are exactly zero")
             res.findings.append(Finding(
@@ -91,6 +152,8 @@ def check_zero_loss(ctx: Context) -> CheckResult:
             tail += 1
         res.measurements.append(Measurement("zero-loss", s.label, {"zero_tail": tail}, f"ends in {tail} exact zeros"))
         if tail >= th.min_zero_tail_for_onset and any(v > 0 for v in vals[:-tail]):
+            if (printed := _zeros_printed(ctx, s, idx, tail)) is not None:
+                return printed
             onset = idx[len(vals) - tail]
             last_pos = idx[len(vals) - tail - 1]
             values = {"series": s.label, "last_positive": s.values[last_pos],
@@ -221,7 +284,8 @@ def _divergence_finding(ctx: Context, s: Series, values: dict[str, Any], w: int,
 
 @check("divergence", TP_DIVERGE, order=60, description="end level vs lowest level of the loss",
        thresholds=("max_loss_divergence_ratio", "divergence_window", "divergence_window_min",
-                   "divergence_window_divisor", "min_points_for_trend", "divergence_noise_z"))
+                   "divergence_window_divisor", "divergence_min_windows", "min_points_for_trend",
+                   "divergence_noise_z"))
 def check_divergence(ctx: Context) -> CheckResult:
     res = CheckResult()
     th = ctx.th

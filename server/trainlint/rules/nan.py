@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 
 from ..core.model import Aggregation, Role, Series
+from ..core.roles import run_of, tokens
 from .base import (
     CheckResult,
     Context,
@@ -17,11 +18,13 @@ from .base import (
     Finding,
     Level,
     Measurement,
+    Ratio,
     Related,
     Rule,
     Skip,
     SkipReason,
     Step,
+    rl_markers,
 )
 from .registry import check
 from .stats import finite_from, points_from, stats
@@ -46,15 +49,48 @@ def _relate_more(ctx: Context, f: Finding, s: Series, bad: list[int]) -> None:
         f.marks[i] = "non-finite"
 
 
-@check("non-finite-loss", TP_NAN, order=10, description="any NaN or Inf in a loss series")
+def rl_objectives(ctx: Context) -> list[Series]:
+    """The losses of a reinforcement-learning run (``policy_loss``, SB3's ``train/value_loss``): read as other,
+    because they follow the returns and no trend is expected of them; a NaN in one is still a NaN."""
+    marks = rl_markers(ctx.log)
+    return [s for s in ctx.log.series.values() if s.role == Role.OTHER and len(s) and run_of(s.name) in marks
+            and {"loss", "losses"} & set(tokens(s.name))]
+
+
+def _rise_before(ctx: Context, f: Finding, s: Series, first: int) -> None:
+    """The rise of the finite values before the first non-finite one, when they are too few for TP-DIVERGE to
+    judge a trend (``min_points_for_trend``): the NaN is the fault's one finding, and it shows where the loss
+    started to rise (its lowest finite value before, a related location), when the last finite value ended more
+    than ``max_loss_divergence_ratio`` above it."""
+    th = ctx.th
+    before = [i for i in range(first) if math.isfinite(s.values[i]) and s.values[i] > 0]
+    if len(before) < 2 or stats(s).count_fin >= th.min_points_for_trend:
+        return
+    lo = min(before, key=lambda i: s.values[i])
+    last = before[-1]
+    ratio = s.values[last] / s.values[lo]
+    if lo == last or ratio <= th.max_loss_divergence_ratio:
+        return
+    f.evidence.values.update(rise_from=s.values[lo], rise_from_step=Step(s.steps[lo]), rise_to=s.values[last],
+                             rise_to_step=Step(s.steps[last]), rise_ratio=Ratio(ratio),
+                             rise_threshold=th.max_loss_divergence_ratio)
+    f.evidence.template += ("; before it the loss rose {rise_ratio}x from its lowest {rise_from} at step "
+                            "{rise_from_step} to {rise_to} at step {rise_to_step} (more than {rise_threshold}x)")
+    f.related.append(Related("rise-from", ctx.point(s, lo), "lowest finite value before the first non-finite"))
+    f.marks.setdefault(lo, "rise-from")
+
+
+@check("non-finite-loss", TP_NAN, order=10, description="any NaN or Inf in a loss series",
+       thresholds={"TP-NAN": ("max_loss_divergence_ratio", "min_points_for_trend")})
 def check_nan(ctx: Context) -> CheckResult:
     res = CheckResult()
     train, _ = ctx.judged(Role.TRAIN_LOSS)
     held, _ = ctx.judged(Role.EVAL_LOSS)
-    if not train and not held:
+    rl = rl_objectives(ctx)
+    if not train and not held and not rl:
         res.skipped = SkipReason(Skip.NO_SERIES, "no loss series in the log")
         return res
-    for s in train + held:
+    for s in train + held + rl:
         res.coverage[s.label] = None
         bad = _bad(s)
         res.measurements.append(Measurement("non-finite-loss", s.label, {"non_finite": len(bad), "points": len(s)},
@@ -82,6 +118,7 @@ def check_nan(ctx: Context) -> CheckResult:
             message += " Finite values follow, so training did not stay non-finite."
         f = Finding(TP_NAN.id, TP_NAN.level, message, Evidence(values, template), ctx.point(s, first),
                     s.label, s.key, marks={first: "first-non-finite"})
+        _rise_before(ctx, f, s, first)
         _relate_more(ctx, f, s, bad)
         res.findings.append(f)
     return res

@@ -192,13 +192,19 @@ def finite(s: Series) -> tuple[Sequence[int], Sequence[float]]:
     return st.fin_idx, st.fin_vals
 
 
+def shortest_start(w: int) -> int:
+    """How short a window from the start may be: two points, so one noisy first batch is not a level; one when
+    the window itself is shorter than four points (a short series of epoch rows, each already an average)."""
+    return min(2, w) if w >= 4 else 1
+
+
 def lowest_level(s: Series, w: int) -> tuple[float, tuple[int, int]]:
     """The lowest median over ``w`` consecutive finite points (windows from the start may be as
-    short as two points), with its window [a, b) in finite-point positions. O(new points)."""
+    short as ``shortest_start(w)``), with its window [a, b) in finite-point positions. O(new points)."""
     st = stats(s)
     vals = st.fin_vals
     n = len(vals)
-    best, a0, b0, next_b = st.levels.get(w, (math.inf, 0, 0, min(2, w)))
+    best, a0, b0, next_b = st.levels.get(w, (math.inf, 0, 0, shortest_start(w)))
     for b in range(next_b, n + 1):
         a = b - w if b > w else 0
         level = median(vals[a:b])
@@ -211,7 +217,7 @@ def lowest_level(s: Series, w: int) -> tuple[float, tuple[int, int]]:
 def lowest_window(vals: list[float], w: int, start: int) -> tuple[float, tuple[int, int]]:
     """``lowest_level`` over ``vals[start:]`` only (the run after a restart seam), computed afresh."""
     best, a0, b0 = math.inf, start, start
-    for b in range(start + min(2, w), len(vals) + 1):
+    for b in range(start + shortest_start(w), len(vals) + 1):
         a = max(start, b - w)
         level = median(vals[a:b])
         if level < best:

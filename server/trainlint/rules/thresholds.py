@@ -24,6 +24,12 @@ class Thresholds:
     #: a 2,500-point Coqui log 25. Windows at the start may be half as long, so a minimum held only
     #: at the beginning of a run (the loss of the pretrained model) still counts.
     divergence_window_divisor: int = 20
+    #: ... and at most n // 4, so a short series (an epoch table of 10-19 rows: fastai, skorch, Keras, XGBoost)
+    #: holds at least this many windows. With windows of 5 over 10 epochs the end window is half the run and the
+    #: lowest level cannot lie apart from it: fastai's 0.999 -> 24.2 -> 2.47 measured end/lowest 1. Such a
+    #: window is shorter than 4 points, and then a window at the start may be one point (an epoch row is an
+    #: average over the epoch's batches, not one batch); the rise must still stand out of the measured noise.
+    divergence_min_windows: int = 4
     #: ... and the rise must stand out of the loss's own measured noise (rules/noise.py): the end level must sit
     #: this many level errors above the lowest level (Iglewicz-Hoaglin's 3.5 for a robust z-score), plus the
     #: chance dip of the lowest of its windows (sqrt(2 ln windows)) unless a held-out loss rose too. This replaced
@@ -36,6 +42,13 @@ class Thresholds:
     min_points_for_degenerate_check: int = 5
     #: trainproof: a tail of at least 5 exact zeros after a positive loss is a zero-loss onset.
     min_zero_tail_for_onset: int = 5
+    #: A zero printed with a fixed number of decimals, every value of the series printed with the same 2 to this
+    #: many decimals (spaCy's `0.00`, Keras's `0.0000`), is a value below half the last digit, not an exact zero:
+    #: the zero-loss rules do not judge it (NOT-CHECKED with that reason). spaCy's healthy toy run fits its data
+    #: (ENTS_F 100) and prints LOSS TOK2VEC `0.00` for 11 rows. One decimal is how Python prints an exact float
+    #: zero (HF's `'loss': 0.0`), so it is never taken for a precision; at more than 4 decimals (below 5e-5) the
+    #: zero is judged as before.
+    printed_zero_max_decimals: int = 4
     #: trainproof: a coefficient of variation below 0.001 is a flat loss.
     min_loss_variation: float = 0.001
     #: trainproof: the dead-run check compares medians of the first and last 5 points ...
@@ -49,6 +62,13 @@ class Thresholds:
     #: replaced two guards: the windows of 5 before the last must not show the improvement either
     #: (``dead_run_windows``), and a live run whose loss is falling right now is not dead.
     dead_run_noise_z: float = 2.0
+    #: TL-REWARD-COLLAPSE: a reward (or return) of an RL run whose end level is more than this many times below the
+    #: highest level it held (both medians over TP-DIVERGE's windows): TP-DIVERGE's 1.5 mirrored, the same change of
+    #: log level. The ratio alone does not decide: rewards of healthy runs swing by tens of percent between rollouts
+    #: (the population's REINFORCE on CartPole: 16, 28.5, 48, 24.5 within ten updates; best/end up to 3.6 on healthy
+    #: runs), and the fall must also exceed the reward's own noise (``divergence_noise_z`` level errors plus the
+    #: chance rise of the highest of its windows; healthy runs reach at most 3.5 of the 5.2-5.7 needed).
+    reward_collapse_ratio: float = 1.5
     #: A live run (its log written within ``running_if_written_within_s``) is too early to judge for "no
     #: progress" (TP-DEAD-RUN, TP-FLAT) below this many points ...
     live_min_points: int = 50
@@ -182,7 +202,8 @@ class Thresholds:
         if self.divergence_window <= 1:
             return 1
         w = n // max(1, self.divergence_window_divisor)
-        return max(1, min(self.divergence_window, max(self.divergence_window_min, w), n))
+        w = max(1, min(self.divergence_window, max(self.divergence_window_min, w), n))
+        return max(1, min(w, n // max(1, self.divergence_min_windows)))
 
     @classmethod
     def with_overrides(cls, overrides: dict[str, object]) -> tuple[Thresholds, list[str]]:
