@@ -44,8 +44,10 @@ POINTS = 20  # prefixes at 5%, 10%, ..., 95%, and the end
 
 # The one table: which rules name each fault. A fault is detected when one of its rules fires.
 FAULT_RULES: dict[str, tuple[str, ...]] = {
-    "diverge": ("TP-DIVERGE",),
-    "late-diverge": ("TP-DIVERGE",),
+    # An RL run's divergence (the lr jump the generator injects) shows as its reward collapsing: its losses are
+    # objective terms that no trend rule judges, so TL-REWARD-COLLAPSE is the rule that names it there.
+    "diverge": ("TP-DIVERGE", "TL-REWARD-COLLAPSE"),
+    "late-diverge": ("TP-DIVERGE", "TL-REWARD-COLLAPSE"),
     "nan": ("TP-NAN", "TP-NAN-GRAD", "TL-NAN-HIDDEN"),
     "frozen": ("TP-ZERO-GRAD", "TL-ZERO-GRAD-ONSET", "TP-FLAT", "TP-DEAD-RUN"),
     "lr-zero": ("TP-ZERO-LR", "TP-ZERO-LR-PARTIAL"),
