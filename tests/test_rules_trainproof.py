@@ -4,6 +4,7 @@ exact evidence values and the line each finding points at."""
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import pytest
 
@@ -310,3 +311,25 @@ def test_every_finding_on_real_logs_is_faithful():
             faithful(f)
             n += 1
     assert n > 20
+
+
+def test_dead_run_is_settled_by_a_held_out_loss_that_fell_at_every_evaluation(tmp_path):
+    """Population hf-healthy-041 (batch 8, noisy labels) cut at 30% of its lines: its per-step loss rose from the
+    first 5 points to the last 5 (3.263 -> 3.429, beyond its noise), so TP-DEAD-RUN said FAIL on a healthy run,
+    while its eval_loss fell at both evaluations (3.842, 3.778, 3.714). The held-out loss measures that the model
+    learns: no finding. Without the evaluations the same train loss is still a dead run."""
+    src = Path(__file__).resolve().parents[1] / "fixtures" / "population" / "hf" / "hf-healthy-041" / "train.log"
+    lines = src.read_text().splitlines(keepends=True)[:13]
+    log = tmp_path / "with-eval" / "train.log"
+    log.parent.mkdir()
+    log.write_text("".join(lines))
+    rep = judge(log)
+    assert "TP-DEAD-RUN" not in ids(rep)
+    m = [m for m in rep.measurements if m.check == "dead-run" and "heldout" in m.values][0]
+    assert m.text == "not improved over its noise, but `eval_loss` (per-evaluation) fell at each of 2 evaluations " \
+                     "(3.842 to 3.714)"
+    bare = tmp_path / "without-eval" / "train.log"
+    bare.parent.mkdir()
+    bare.write_text("".join(x for x in lines if "eval_loss" not in x))
+    f = only(judge(bare), "TP-DEAD-RUN")
+    assert (f.evidence.values["start"], f.evidence.values["end"]) == (3.263, 3.429)

@@ -66,6 +66,29 @@ def _heldout_rise(ctx: Context, s: Series) -> tuple[str, float, float, float] | 
     return None
 
 
+def _heldout_falling(ctx: Context, s: Series) -> tuple[str, int, float, float] | None:
+    """A held-out loss of the same run lower at each evaluation than at the one before, over at least two
+    intervals (its label, intervals, first, last): a measurement that the model learned, whatever a noisy per-step
+    train loss says between two windows. An evaluation set is fixed, so a frozen or unlearning model repeats or
+    wanders; it does not fall at every evaluation. The same criterion TL-SERIES-DISAGREE states beside a
+    divergence. O(appended): how far the check got is kept in the held-out series' cache."""
+    for h in same_run(ctx.judged(Role.EVAL_LOSS)[0], s.name):
+        st = stats(h)
+        vals = st.fin_vals
+        memo = st.memo.get("falling")
+        if not (isinstance(memo, list) and memo[0] <= len(vals)):
+            memo = st.memo["falling"] = [1, True]
+        upto, falling = memo
+        for j in range(upto, len(vals)) if falling else ():
+            if not vals[j] < vals[j - 1]:
+                falling = False
+                break
+        memo[:] = [max(upto, len(vals)), falling]
+        if falling and len(vals) >= 3:
+            return h.label, len(vals) - 1, vals[0], vals[-1]
+    return None
+
+
 _FIXED = re.compile(r"[-+]?\d+\.(\d+)")
 #: how many printed values the precision is read from (each is a line read from disk): bounded, whatever the length
 _PRECISION_SAMPLE = 16
@@ -388,6 +411,14 @@ def check_dead_run(ctx: Context) -> CheckResult:
                                             f"most {allowed:.3g} within {th.dead_run_noise_z:g} errors (noise "
                                             f"{sigma:.3g} in log)"))
         if m1 < (1 - th.min_loss_improvement) * m0 or allowed >= th.min_loss_improvement:
+            return None
+        if (held := _heldout_falling(ctx, s)) is not None:
+            # The claim is "the model may not be learning"; a held-out loss falling at every evaluation measures
+            # that it is. Not a finding: the measurement says which series settled it.
+            label, intervals, first, last = held
+            res.measurements.append(Measurement("dead-run", s.label, {**values, "heldout": label},
+                                                f"not improved over its noise, but {label} fell at each of "
+                                                f"{intervals} evaluations ({first:.4g} to {last:.4g})"))
             return None
         template = ("{series}: median of the last {window} points {end} (from step {end_first}) vs median of the "
                     "first {window} {start} (to step {start_last}): improvement {improvement}, below the required "
