@@ -16,7 +16,7 @@ from collections import Counter
 import pytest
 
 import trainlint.judge as judge_mod
-from trainlint.core.model import Series
+from trainlint.core.model import Role, Series
 from trainlint.judge import judge_log
 from trainlint.readers import open_source
 from trainlint.rules import CHECKS
@@ -191,3 +191,31 @@ def test_values_of_one_step_split_over_lines_are_paired_as_a_cold_judge_pairs_th
     warm_rep, cold_rep = judge_log(tail.log), judge_log(cold.log)
     assert {f.id for f in cold_rep.findings} >= {"TP-LOADER-BOUND", "TL-EVAL-BELOW-TRAIN"}
     assert verdict(warm_rep) == verdict(cold_rep)
+
+
+@pytest.mark.parametrize("w", [2, 5, 24, 25])
+def test_lowest_level_kept_as_the_log_grows_is_the_median_of_every_window(w):
+    """The sliding window's lowest median (read as a real log grows, from its start and from a later start as
+    after a restart seam) is, value and window, the first lowest ``median`` of a fresh slice at each end."""
+    from conftest import FIXTURES
+    from trainlint.readers import read
+
+    log = read(str(FIXTURES / "runs/xtts-prefix/trainer_0_log.txt"))
+    vals = list(max(log.by_role(Role.TRAIN_LOSS), key=len).values)
+    assert len(vals) > 200
+
+    def reference(upto: int, start: int) -> tuple[float, tuple[int, int]]:
+        best, win = math.inf, (start, start)
+        for b in range(start + min(2, w), upto + 1):
+            level = stats_mod.median(vals[max(start, b - w):b])
+            if level < best:
+                best, win = level, (max(start, b - w), b)
+        return best, win
+
+    s = Series("loss", Role.TRAIN_LOSS)
+    for k in range(0, len(vals), 37):
+        for v in vals[k:k + 37]:
+            s.append(float(len(s)), v)
+        for start in (0, len(vals) // 3):
+            if len(s) >= start + 2:
+                assert stats_mod.lowest_level(s, w, start) == reference(len(s), start)
