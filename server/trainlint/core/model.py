@@ -178,6 +178,20 @@ class Series:
             self._walls_to(n).extend(walls)
         self.lines.extend(lines)
 
+    def extend_records(self, steps: list[float], values: list[float], walls: list[float], records: list[int],
+                       offsets: list[int], file: int) -> None:
+        """Many points of one event file's records at once, as ``append`` with ``line`` 0 and a ``record`` >= 0
+        adds them one by one (seven array appends a point were a third of reading an event file)."""
+        n = len(self.values)
+        self.steps.extend(steps)
+        self.values.extend(values)
+        if self.walls or any(w == w for w in walls):
+            self._walls_to(n).extend(walls)
+        self.lines.frombytes(bytes(self.lines.itemsize * len(steps)))  # zeros: a record has no line
+        self.records.extend(records)
+        self.offsets.extend(offsets)
+        self.files.extend([file] * len(steps))
+
     def _walls_to(self, n: int) -> array:
         """The wall-clock array, filled with NaN up to ``n`` points (it starts empty: most logs have none)."""
         if len(self.walls) < n:
