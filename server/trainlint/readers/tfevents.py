@@ -271,6 +271,8 @@ class TensorBoardTail(Source):
             else:
                 self._event(payload, fs, fs.offset + pos)
             fs.record += 1
+            if not fs.record & 8191:  # a batch is 8,192 records at most: the buffers' lists cost more than arrays
+                self._flush(fs)
             pos = end
         fs.offset += pos
         return pos
