@@ -3,7 +3,9 @@
 The work is counted, not timed: every series array and every list of the rules' per-series cache is a
 counting subclass, and each element a check reads (by iteration, index or slice) is one point touched.
 A check that rescans the whole series on every judge touches ten times more points in a log ten times
-longer; one that follows the log in O(appended) touches about the same (a binary search adds a few).
+longer; one that follows the log in O(appended) touches about the same (a binary search adds a few). The log's
+events are a counting list too: a check that walks every event (the last interruption, the checkpoints) on each
+judge touches ten times more of them in a log with ten times more epochs, evaluations and saves.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from collections import Counter
 import pytest
 
 import trainlint.judge as judge_mod
-from trainlint.core.model import Series
+from trainlint.core.model import LogFile, Role, Series
 from trainlint.judge import judge_log
 from trainlint.readers import open_source
 from trainlint.rules import CHECKS
@@ -48,6 +50,11 @@ class CountingList(list):
         TOUCHED["points"] += len(v) if isinstance(i, slice) else 1
         return v
 
+    def __reversed__(self):  # type: ignore[no-untyped-def]
+        for v in super().__reversed__():
+            TOUCHED["points"] += 1
+            yield v
+
 
 def counting(s: Series) -> None:
     for name in ("steps", "values", "walls", "lines", "records", "offsets", "files"):
@@ -65,6 +72,13 @@ def counted(monkeypatch):  # type: ignore[no-untyped-def]
         counting(self)
 
     monkeypatch.setattr(Series, "__init__", init)
+    real_log_init = LogFile.__init__
+
+    def log_init(self, *a, **kw):  # type: ignore[no-untyped-def]
+        real_log_init(self, *a, **kw)
+        self.events = CountingList(self.events)
+
+    monkeypatch.setattr(LogFile, "__init__", log_init)
     real_stats_init = stats_mod.Stats.__init__
 
     def stats_init(self, values=None):  # type: ignore[no-untyped-def]
@@ -109,13 +123,37 @@ def hf_stdout_record(i: int) -> str:
             f" {i * 100 // 400_000:3d}%|#         | {i}/400000 [00:10<20:00, 9.9it/s]\r")
 
 
-GENERATORS = {"coqui": (coqui_record, 50, " > EPOCH: 0/1000\n > TRAINING (2026-02-11 01:08:02)\n\n"),
-              "jsonl": (jsonl_record, 1, ""), "text": (hf_stdout_record, 1, "")}
+def coqui_epoch_record(g: int) -> str:
+    """A step record of an epoch of 1,000 steps (20 records); the last one of each ends its epoch as Coqui's
+    trainer does: an evaluation, a best model, a checkpoint, the next epoch's header."""
+    record = coqui_record(g).replace(f"STEP: {g % 24940}/24940", f"STEP: {g % 1000}/1000")
+    if g // 50 % 20 != 19:
+        return record
+    v = 0.06 * math.exp(-g / 5e6)
+    return (record + "\x1b[1m > EVALUATION \x1b[0m\n\n\n  \x1b[1m--> EVAL PERFORMANCE\x1b[0m\n"
+            f"     | > avg_loader_time:\x1b[92m 0.22792 \x1b[0m(-0.00100)\n"
+            f"     | > avg_loss:\x1b[92m {v * 1.1:.6f} \x1b[0m(-0.00010)\n\n"
+            f" > BEST MODEL : /content/run-0000/best_model_{g + 50}.pth\n"
+            f" > CHECKPOINT : /content/run-0000/checkpoint_{g + 50}.pth\n\n"
+            f"\x1b[4m\x1b[1m > EPOCH: {g // 1000 + 1}/100000\x1b[0m\n"
+            "\x1b[1m > TRAINING (2026-02-11 01:08:02) \x1b[0m\n")
 
 
-def rejudge_work(tmp_path, fmt: str, n: int, per_check: dict[str, int]) -> dict[str, int]:
-    make, stride, head = GENERATORS[fmt]
-    p = tmp_path / f"{fmt}-{n}.log"
+# An earlier attempt that was interrupted (a traceback, then the trainer restored from its checkpoint) heads the
+# log: the last interruption is thousands of events back from the end.
+COQUI_INTERRUPTED = ("\x1b[4m\x1b[1m > EPOCH: 0/100000\x1b[0m\n > TRAINING (2026-02-11 00:01:02)\n\n"
+                     + coqui_record(0) + " > Keyboard interrupt detected.\n"
+                     "Traceback (most recent call last):\n  File \"train.py\", line 7, in <module>\n"
+                     "KeyboardInterrupt\n > Model restored from step 0\n")
+
+GENERATORS = {"coqui": (coqui_record, 50, " > EPOCH: 0/1000\n > TRAINING (2026-02-11 01:08:02)\n\n", "coqui"),
+              "coqui-events": (coqui_epoch_record, 50, COQUI_INTERRUPTED, "coqui"),
+              "jsonl": (jsonl_record, 1, "", "jsonl"), "text": (hf_stdout_record, 1, "", "text")}
+
+
+def rejudge_work(tmp_path, name: str, n: int, per_check: dict[str, int]) -> dict[str, int]:
+    make, stride, head, fmt = GENERATORS[name]
+    p = tmp_path / f"{name}-{n}.log"
     p.write_text(head + "".join(make(i * stride) for i in range(n)))
     src = open_source(str(p), fmt)
     src.update()
@@ -191,3 +229,105 @@ def test_values_of_one_step_split_over_lines_are_paired_as_a_cold_judge_pairs_th
     warm_rep, cold_rep = judge_log(tail.log), judge_log(cold.log)
     assert {f.id for f in cold_rep.findings} >= {"TP-LOADER-BOUND", "TL-EVAL-BELOW-TRAIN"}
     assert verdict(warm_rep) == verdict(cold_rep)
+
+
+@pytest.mark.parametrize("w", [2, 5, 24, 25])
+def test_lowest_level_kept_as_the_log_grows_is_the_median_of_every_window(w):
+    """The sliding window's lowest median (read as a real log grows, from its start and from a later start as
+    after a restart seam) is, value and window, the first lowest ``median`` of a fresh slice at each end."""
+    from conftest import FIXTURES
+    from trainlint.readers import read
+
+    log = read(str(FIXTURES / "runs/xtts-prefix/trainer_0_log.txt"))
+    vals = list(max(log.by_role(Role.TRAIN_LOSS), key=len).values)
+    assert len(vals) > 200
+
+    def reference(upto: int, start: int) -> tuple[float, tuple[int, int]]:
+        best, win = math.inf, (start, start)
+        for b in range(start + min(2, w), upto + 1):
+            level = stats_mod.median(vals[max(start, b - w):b])
+            if level < best:
+                best, win = level, (max(start, b - w), b)
+        return best, win
+
+    s = Series("loss", Role.TRAIN_LOSS)
+    for k in range(0, len(vals), 37):
+        for v in vals[k:k + 37]:
+            s.append(float(len(s)), v)
+        for start in (0, len(vals) // 3):
+            if len(s) >= start + 2:
+                assert stats_mod.lowest_level(s, w, start) == reference(len(s), start)
+
+
+def test_the_coqui_log_with_events_holds_what_the_rejudge_test_counts(tmp_path):
+    """The log of the event case is read with every kind of event it stands for, as many as it claims."""
+    from trainlint.core.model import EventKind
+
+    p = tmp_path / "trainer_0_log.txt"
+    p.write_text(COQUI_INTERRUPTED + "".join(coqui_epoch_record(i * 50) for i in range(400)))
+    src = open_source(str(p), "coqui")
+    src.update()
+    kinds = Counter(e.kind for e in src.log.events)
+    assert kinds == {EventKind.INTERRUPTED: 1, EventKind.TRACEBACK: 1, EventKind.RESUME: 1, EventKind.EPOCH: 21,
+                     EventKind.EVALUATION: 20, EventKind.BEST_MODEL: 20, EventKind.CHECKPOINT: 20}
+    assert any(s.name == "avg_loss" and len(s) == 20 for s in src.log.series.values())
+
+
+@pytest.mark.parametrize("src", ["coqui_trainer_log/jofrems__TTS_VITS_Finetuned__trainer_0_log.txt",
+                                 "trainproof/examples/real_world/xtts_diverged/trainer_0_log.txt"])
+def test_events_by_kind_follow_a_log_read_in_pieces_cut_mid_line(tmp_path, src):
+    """A real Coqui log written in 23 pieces cut anywhere (a provisional last line is read, cut off and read
+    again): after each piece, the events of each kind and the last of each pair of kinds are the log's own."""
+    from conftest import corpus
+    from trainlint.core.model import EventKind
+
+    data = corpus(src).read_bytes()
+    dst = tmp_path / "trainer_0_log.txt"
+    dst.write_bytes(b"")
+    tail = open_source(str(dst), "coqui")
+    pairs = [(EventKind.INTERRUPTED, EventKind.TRACEBACK), (EventKind.CHECKPOINT, EventKind.BEST_MODEL),
+             (EventKind.RESUME, EventKind.RESTART), (EventKind.EPOCH, EventKind.EVALUATION)]
+    seen = Counter()
+    for k in range(1, 24):
+        with open(dst, "ab") as f:
+            f.write(data[len(data) * (k - 1) // 23:len(data) * k // 23])
+        tail.update()
+        events = tail.log.events
+        for kinds in pairs:
+            assert list(tail.log.events_of(*kinds)) == [e for e in events if e.kind in kinds]
+            assert tail.log.last_event_of(*kinds) == next((e for e in reversed(events) if e.kind in kinds), None)
+            for kind in kinds:
+                assert list(tail.log.events_of(kind)) == [e for e in events if e.kind == kind]
+        seen.update(e.kind for e in events)
+    assert seen[EventKind.BEST_MODEL] and seen[EventKind.EVALUATION]
+
+
+def test_events_by_kind_follow_the_list_when_readers_cut_or_remove_events():
+    """The mutations readers make between two questions: a provisional tail cut off and other events read in its
+    place, an event file's provisional record removed before more are appended, the whole list replaced (a
+    restart). The index answers as a walk over the list does after each."""
+    from conftest import corpus
+    from trainlint.core.model import EventKind
+    from trainlint.readers import read
+
+    log = read(str(corpus("coqui_trainer_log/jofrems__TTS_VITS_Finetuned__trainer_0_log.txt")), "coqui")
+    real = list(log.events)
+    kinds = (EventKind.EPOCH, EventKind.EVALUATION, EventKind.BEST_MODEL, EventKind.RESUME)
+    assert {e.kind for e in real} >= set(kinds)
+
+    def same() -> None:
+        for kind in kinds:
+            assert list(log.events_of(kind)) == [e for e in log.events if e.kind == kind]
+        assert log.last_event_of(*kinds[1:3]) == next(e for e in reversed(log.events) if e.kind in kinds[1:3])
+
+    same()
+    # readers make a new Event for each line or record they read, also for one they read again
+    evals = [dataclasses.replace(e) for e in real if e.kind == EventKind.EVALUATION]
+    del log.events[len(real) // 2:]  # the tail cut off, then evaluations read where epochs and best models were
+    log.events.extend(evals)
+    same()
+    log.events.remove(log.events[3])  # a provisional record removed, then events appended
+    log.events.append(dataclasses.replace(real[-1]))
+    same()
+    log.events = list(reversed(real))  # read again from the top
+    same()

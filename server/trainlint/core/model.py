@@ -8,6 +8,7 @@ so parsing stays a line scan and positions are still exact.
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from array import array
@@ -22,6 +23,7 @@ from .fsio import open_regular
 from .lines import MAX_MATCH_LINE, split_lines
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
     from typing import Any
 
 LINE_LOOKUP_BYTES = 16 << 20
@@ -176,6 +178,20 @@ class Series:
             self._walls_to(n).extend(walls)
         self.lines.extend(lines)
 
+    def extend_records(self, steps: list[float], values: list[float], walls: list[float], records: list[int],
+                       offsets: list[int], file: int) -> None:
+        """Many points of one event file's records at once, as ``append`` with ``line`` 0 and a ``record`` >= 0
+        adds them one by one (seven array appends a point were a third of reading an event file)."""
+        n = len(self.values)
+        self.steps.extend(steps)
+        self.values.extend(values)
+        if self.walls or any(w == w for w in walls):
+            self._walls_to(n).extend(walls)
+        self.lines.frombytes(bytes(self.lines.itemsize * len(steps)))  # zeros: a record has no line
+        self.records.extend(records)
+        self.offsets.extend(offsets)
+        self.files.extend([file] * len(steps))
+
     def _walls_to(self, n: int) -> array:
         """The wall-clock array, filled with NaN up to ``n`` points (it starts empty: most logs have none)."""
         if len(self.walls) < n:
@@ -237,6 +253,61 @@ class Location:
     offset: int | None = None
 
 
+class EventIndex:
+    """Where each kind of event sits in ``LogFile.events``, extended over the events appended since the last
+    question: a re-judge after one appended record asks "the last interruption", "the checkpoints" without
+    walking every event of the log (90,000 in a 100 MB Coqui log: 65 ms of each re-judge).
+
+    Readers append to the list, a provisional tail is cut off and read again, an event file's provisional
+    records are removed: so the index remembers which object it saw at each position and, when the list
+    changed under it, keeps the longest prefix that is still the same objects (a cut tail costs what was cut)."""
+
+    __slots__ = ("at", "events", "seen")
+
+    def __init__(self, events: list[Event]) -> None:
+        self.events = events
+        self.seen: list[Event] = []                 # the object indexed at each position
+        self.at: dict[EventKind, list[int]] = {}    # kind -> its positions, ascending
+
+    def update(self) -> None:
+        events, seen = self.events, self.seen
+        keep = min(len(seen), len(events))
+        while keep and events[keep - 1] is not seen[keep - 1]:
+            keep -= 1
+        if keep < len(seen):
+            del seen[keep:]
+            for pos in self.at.values():
+                while pos and pos[-1] >= keep:
+                    pos.pop()
+        for i in range(len(seen), len(events)):
+            e = events[i]
+            seen.append(e)
+            pos = self.at.get(e.kind)
+            if pos is None:
+                pos = self.at[e.kind] = []
+            pos.append(i)
+
+
+class EventsOfKind:
+    """A read-only sequence of the events of some kinds, in file order, over the index's positions (no copy
+    for one kind)."""
+
+    __slots__ = ("events", "pos")
+
+    def __init__(self, events: list[Event], pos: list[int]) -> None:
+        self.events, self.pos = events, pos
+
+    def __len__(self) -> int:
+        return len(self.pos)
+
+    def __getitem__(self, i: int) -> Event:
+        return self.events[self.pos[i]]
+
+    def __iter__(self) -> Iterator[Event]:
+        events = self.events
+        return (events[i] for i in self.pos)
+
+
 @dataclass(eq=False)
 class LogFile:
     """Everything read from one log (or one directory of TensorBoard event files)."""
@@ -257,6 +328,27 @@ class LogFile:
 
     def problem(self, message: str, line: int | None = None, record: int | None = None) -> None:
         self.problems.append(Problem(line, message, record))
+
+    def _event_index(self) -> EventIndex:
+        idx = self.__dict__.get("_events_at")
+        if not isinstance(idx, EventIndex) or idx.events is not self.events:  # a restart replaced the list
+            idx = self.__dict__["_events_at"] = EventIndex(self.events)
+        idx.update()
+        return idx
+
+    def events_of(self, *kinds: EventKind) -> EventsOfKind:
+        """The events of these kinds in file order. O(events appended since the last call), plus the answer's
+        length when it names more than one kind."""
+        at = self._event_index().at
+        lists = [at[k] for k in kinds if at.get(k)]
+        pos = lists[0] if len(lists) == 1 else sorted(itertools.chain.from_iterable(lists))
+        return EventsOfKind(self.events, pos)
+
+    def last_event_of(self, *kinds: EventKind) -> Event | None:
+        """The latest event of these kinds (None when there is none). O(events appended since the last call)."""
+        at = self._event_index().at
+        i = max((at[k][-1] for k in kinds if at.get(k)), default=-1)
+        return self.events[i] if i >= 0 else None
 
     def line_text(self, line_no: int, path: str | None = None) -> str | None:
         """The text of a 1-based line, read from disk through the sparse line index (or, for a member file of a

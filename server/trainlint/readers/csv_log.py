@@ -67,9 +67,9 @@ class CsvReader(FormatReader):
         base = first_line + start  # the physical line of the first row: quoted cells may hold line breaks
         rows = csv.reader(ln + "\n" for ln in lines[start:])
         line_no = base
-        # a chunk's points, added to their series at its end (no call per value)
-        bufs: list[tuple[list[float], list[float], list[int], list[float]] | None] = [
-            ([], [], [], []) if s is not None else None for s in series]
+        # a chunk's points, added to their series at its end (no call per value), and the column's name
+        bufs: list[tuple[list[float], list[float], list[int], list[float], str] | None] = [
+            ([], [], [], [], name) if s is not None else None for s, name in zip(series, header, strict=True)]
         for row in rows:
             row_line, line_no = line_no, base + rows.line_num
             if not row or (len(row) == 1 and not row[0].strip()):
@@ -87,26 +87,19 @@ class CsvReader(FormatReader):
                 with contextlib.suppress(ValueError):
                     wall = float(row[st.wall_col])
             here = at = row_line
-            for i, raw in enumerate(row):
+            # zip stops at the last column with a series: cells past the header have none. A blank cell (most
+            # of a sparse Lightning metrics.csv: train and val metrics on different rows) is skipped before
+            # float(), whose ValueError for it cost more than the whole rest of the scan.
+            for raw, buf in zip(row, bufs, strict=False):
                 if spans:
                     here, at = at, at + raw.count("\n")
-                buf = bufs[i] if i < len(bufs) else None
-                if buf is None:
+                if buf is None or not raw:
                     continue
                 try:
                     value = float(raw)  # the common case; parse_number strips quotes a writer left
                 except ValueError:
-                    cell = raw.strip()
-                    if not cell:
-                        continue
-                    try:
-                        value = parse_number(cell)
-                    except ValueError:
-                        name = header[i]
-                        if name not in st.bad_columns:
-                            st.bad_columns.add(name)
-                            self.log.problem(f"column `{name}` holds {cell!r}, not a number; such cells are "
-                                             "ignored", here)
+                    value = self._odd_cell(raw, buf[4], here)
+                    if value is None:
                         continue
                 buf[0].append(step)
                 buf[1].append(value)
@@ -114,7 +107,21 @@ class CsvReader(FormatReader):
                 buf[3].append(wall)
         for s, buf in zip(series, bufs, strict=True):
             if s is not None and buf is not None and buf[0]:
-                s.extend(*buf)
+                s.extend(*buf[:4])
+
+    def _odd_cell(self, raw: str, name: str, line: int) -> float | None:
+        """A cell float() refused: padded or quoted numbers are read; blank ones are absent values; anything
+        else is reported once per column and ignored (None)."""
+        cell = raw.strip()
+        if not cell:
+            return None
+        try:
+            return parse_number(cell)
+        except ValueError:
+            if name not in self.state.bad_columns:
+                self.state.bad_columns.add(name)
+                self.log.problem(f"column `{name}` holds {cell!r}, not a number; such cells are ignored", line)
+            return None
 
     def _header(self, names: list[str]) -> None:
         st: _State = self.state

@@ -157,6 +157,9 @@ class TensorBoardTail(Source):
         self._provisional: list[Event] = []
         self._event_pb2: Any = None
         self._by_tag: dict[str, Series] = {}
+        # the points of the records decoded since the last flush, per tag: (series, steps, values, walls, records,
+        # offsets), added to their series a batch at a time (_flush) instead of seven array appends a point
+        self._pending: dict[str, tuple[Series, list[float], list[float], list[float], list[int], list[int]]] = {}
 
     def _members(self) -> list[str]:
         if fsio.isdir(self.path):
@@ -172,6 +175,7 @@ class TensorBoardTail(Source):
         self._runs = {}
         self._provisional = []
         self._by_tag = {}
+        self._pending = {}
 
     def update(self, budget: int | None = None) -> bool:
         """Read new records of every member. Raises OSError when the path cannot be read."""
@@ -229,6 +233,18 @@ class TensorBoardTail(Source):
 
     def _frames(self, buf: bytes, fs: _FileState) -> int:
         """Decode every complete record in buf (which starts at fs.offset); return bytes consumed."""
+        try:
+            return self._decode(buf, fs)
+        finally:
+            self._flush(fs)
+
+    def _flush(self, fs: _FileState) -> None:
+        """Add the points decoded since the last flush (all from ``fs``) to their series."""
+        for s, steps, values, walls, records, offsets in self._pending.values():
+            s.extend_records(steps, values, walls, records, offsets, fs.index)
+        self._pending = {}
+
+    def _decode(self, buf: bytes, fs: _FileState) -> int:
         pos = 0
         n = len(buf)
         while pos + 12 <= n:
@@ -255,6 +271,8 @@ class TensorBoardTail(Source):
             else:
                 self._event(payload, fs, fs.offset + pos)
             fs.record += 1
+            if not fs.record & 8191:  # a batch is 8,192 records at most: the buffers' lists cost more than arrays
+                self._flush(fs)
             pos = end
         fs.offset += pos
         return pos
@@ -277,7 +295,9 @@ class TensorBoardTail(Source):
                              record=fs.record)
             return
         what = ev.WhichOneof("what")
-        run = self._runs.setdefault(fs.prefix, _RunState())
+        run = self._runs.get(fs.prefix)
+        if run is None:  # not setdefault: that built a _RunState (four dicts) per record to throw away
+            run = self._runs[fs.prefix] = _RunState()
         if what == "file_version":
             try:
                 fs.file_version = float(ev.file_version.split(":")[-1])
@@ -304,8 +324,8 @@ class TensorBoardTail(Source):
             tags = {fs.prefix + v.tag for v in ev.summary.value}
             self._purge(step, tags, fs, offset, "an out-of-order step")
         run.most_recent_step = step
-        wall, record, findex = ev.wall_time, fs.record, fs.index
-        last_step, series_of = run.last_step, self._by_tag
+        wall, record = ev.wall_time, fs.record
+        last_step, pending = run.last_step, self._pending
         logged = False
         for v in ev.summary.value:
             if v.WhichOneof("value") == "simple_value":  # the common case, without a call
@@ -326,10 +346,14 @@ class TensorBoardTail(Source):
             last_step[tag] = step if prev is None or step > prev else prev
             if prev is None:
                 run.first_step[tag] = step
-            s = series_of.get(tag)
-            if s is None:
-                s = self._series(tag)
-            s.append(step, value, 0, wall, record, offset, findex)
+            buf = pending.get(tag)
+            if buf is None:
+                buf = pending[tag] = (self._series(tag), [], [], [], [], [])
+            buf[1].append(step)
+            buf[2].append(value)
+            buf[3].append(wall)
+            buf[4].append(record)
+            buf[5].append(offset)
             logged = True
         if logged:
             facts = self.log.facts
@@ -394,6 +418,7 @@ class TensorBoardTail(Source):
         return None
 
     def _purge(self, step: float, tags: set[str] | None, fs: _FileState, offset: int, why: str) -> None:
+        self._flush(fs)  # the points decoded before the restart are in their series, to be dropped with them
         dropped = 0
         run = self._runs.setdefault(fs.prefix, _RunState())
         for s in self.log.series.values():

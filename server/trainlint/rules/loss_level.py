@@ -38,7 +38,7 @@ from .base import (
 )
 from .noise import fitted_change, level_se, log_noise, selection, z_of
 from .registry import check
-from .stats import lowest_level, lowest_window, run_start, stats
+from .stats import lowest_level, run_start, stats
 
 TP_ZERO_LOSS = Rule("TP-ZERO-LOSS", Level.FAIL, "zero-loss", "Every loss value is exactly zero")
 TP_ZERO_LOSS_ONSET = Rule("TP-ZERO-LOSS-ONSET", Level.FAIL, "zero-loss", "The loss ends in a run of exact zeros")
@@ -335,7 +335,7 @@ def check_divergence(ctx: Context) -> CheckResult:
             lo_i = vals.index(lo, seg)
             lo_win, end, end_win = (lo_i, lo_i + 1), vals[-1], (len(vals) - 1, len(vals))
         else:
-            lo, lo_win = lowest_level(s, w) if seg == 0 else lowest_window(vals, w, seg)
+            lo, lo_win = lowest_level(s, w, seg)
             end, end_win = median(vals[len(vals) - w:]), (len(vals) - w, len(vals))
             if lo <= 0:
                 return SkipReason(Skip.DEGENERATE, "the lowest median level is not positive")

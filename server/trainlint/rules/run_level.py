@@ -141,8 +141,7 @@ def check_run_end(ctx: Context) -> CheckResult:
         values.update(begun=unfinished, epochs=int(facts["planned_epochs"]))
         parts.append("epoch {begun} of {epochs} began and did not end")
         stopped_early = True
-    stop_event = next((e for e in reversed(log.events)
-                       if e.kind in (EventKind.INTERRUPTED, EventKind.TRACEBACK)), None)
+    stop_event = log.last_event_of(EventKind.INTERRUPTED, EventKind.TRACEBACK)
     if stop_event is not None:
         values.update(marker=stop_event.kind.value, marker_line=stop_event.line or 0)
         parts.append("{marker} at line {marker_line}" if stop_event.line else "{marker}")
@@ -179,15 +178,14 @@ def check_resume(ctx: Context) -> CheckResult:
         res.skipped = SkipReason(Skip.NO_SERIES, "no train-loss series to follow the steps of")
         return res
     res.coverage[s.label] = None
-    for e in log.events:
-        if e.kind in (EventKind.RESUME, EventKind.RESTART):
-            values = {"step": Step(e.step if e.step is not None else math.nan)}
-            res.findings.append(Finding(
-                TL_RESUME.id, TL_RESUME.level,
-                "The run was restarted from an earlier step." + (
-                    " TensorBoard drops the points the restart overwrote, and so does trainlint; the event says "
-                    "how many." if e.kind == EventKind.RESTART else ""),
-                Evidence(values, "restart at step {step}"), event_location(log, e), s.label, s.key))
+    for e in log.events_of(EventKind.RESUME, EventKind.RESTART):
+        values = {"step": Step(e.step if e.step is not None else math.nan)}
+        res.findings.append(Finding(
+            TL_RESUME.id, TL_RESUME.level,
+            "The run was restarted from an earlier step." + (
+                " TensorBoard drops the points the restart overwrote, and so does trainlint; the event says "
+                "how many." if e.kind == EventKind.RESTART else ""),
+            Evidence(values, "restart at step {step}"), event_location(log, e), s.label, s.key))
     st = stats(s)
     dups = st.dups
     if st.first_back is not None:
@@ -235,9 +233,7 @@ def check_events_truncated(ctx: Context) -> CheckResult:
         res.skipped = SkipReason(Skip.NOT_APPLICABLE, "not an event file")
         return res
     res.coverage["event files"] = None
-    for e in log.events:
-        if e.kind != EventKind.TRUNCATED:
-            continue
+    for e in log.events_of(EventKind.TRUNCATED):
         values = {"file": os.path.basename(log.members[e.file]) if log.members else os.path.basename(log.path),
                   "record": e.record if e.record is not None else -1, "present": e.detail.get("bytes_present", 0)}
         declared = e.detail.get("bytes_declared")
@@ -305,13 +301,14 @@ def _zip_state_of(path: str, size: int, mtime_ns: int, inode: int) -> tuple[str 
 def check_checkpoints(ctx: Context) -> CheckResult:
     res = CheckResult()
     log = ctx.log
-    saved = [e for e in log.events if e.kind in (EventKind.CHECKPOINT, EventKind.BEST_MODEL) and e.detail.get("path")]
-    if not saved:
+    kept = log.events_of(EventKind.CHECKPOINT, EventKind.BEST_MODEL)
+    if not any(e.detail.get("path") for e in kept):
         res.skipped = SkipReason(Skip.NO_SERIES, "the log names no checkpoint files")
         return res
-    if "artefacts" not in ctx.facts:
+    if "artefacts" not in ctx.facts:  # before the list of saves: judge_log re-judges a growing log without facts
         res.skipped = SkipReason(Skip.NOT_APPLICABLE, "the run directory was not examined")
         return res
+    saved = [e for e in kept if e.detail.get("path")]
     rd = os.path.dirname(log.path)
     present = {os.path.basename(a.path) for a in ctx.facts["artefacts"]}
     res.coverage["checkpoints"] = None
