@@ -335,6 +335,19 @@ def test_a_keras_run_killed_before_its_planned_epochs_is_incomplete():
         assert "TL-RUN-INCOMPLETE" not in ids(judge(healthy)), healthy
 
 
+def test_an_hf_trainer_stdout_without_its_closing_summary_is_incomplete():
+    """HF's Trainer logs a closing dict (`train_runtime`, `train_loss`, …) when `train()` returns, through the
+    same callback that printed the other dicts. Population hf-killed-000 (killed at epoch 14 of its plan, no
+    tqdm bar, no trainer_state.json) ends without it and was judged as a finished run; its healthy runs end
+    with it and keep no finding."""
+    pop = Path(__file__).resolve().parents[1] / "fixtures" / "population" / "hf"
+    f = only(judge(pop / "hf-killed-000" / "train.log"), "TL-RUN-INCOMPLETE")
+    assert f.evidence.text == "last logged step 18; no end-of-training summary (train_runtime) after 18 logged dicts"
+    assert f.location.line == 24  # the last train dict
+    for healthy in sorted(pop.glob("hf-healthy-00*/train.log")):
+        assert "TL-RUN-INCOMPLETE" not in ids(judge(healthy)), healthy
+
+
 def test_a_zip_bomb_checkpoint_is_examined_once_and_not_expanded(tmp_path):
     """testzip() on every judgement: a 1 MB zip bomb cost 90 s per judge and a real 5 GB checkpoint was read
     whole on every append. Members over the budget are not read (a coverage reason says so), and each file is

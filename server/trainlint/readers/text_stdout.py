@@ -350,6 +350,9 @@ class TextStdoutReader(FormatReader):
         is_eval = any(k.startswith("eval_") for k in keys)
         if not is_eval:
             st.hf_train_index += 1
+            # The Trainer prints a closing `train_runtime` dict through the same callback when train() returns:
+            # TL-RUN-INCOMPLETE sets the count of train dicts against its absence (END_OF_RUN above).
+            self.log.facts["hf_train_dicts"] = st.hf_train_index
             self._decide_hf_steps(st)
         if st.hf_mode != "index" and st.bar_step is not None:
             step, basis = st.bar_step, "progress-bar"

@@ -141,6 +141,11 @@ def check_run_end(ctx: Context) -> CheckResult:
         values.update(begun=unfinished, epochs=int(facts["planned_epochs"]))
         parts.append("epoch {begun} of {epochs} began and did not end")
         stopped_early = True
+    dicts = facts.get("hf_train_dicts")
+    if not stopped_early and isinstance(dicts, int) and log.last_event_of(EventKind.END_OF_RUN) is None:
+        values["dicts"] = dicts
+        parts.append("no end-of-training summary (train_runtime) after {dicts} logged dicts")
+        stopped_early = True
     stop_event = log.last_event_of(EventKind.INTERRUPTED, EventKind.TRACEBACK)
     if stop_event is not None:
         values.update(marker=stop_event.kind.value, marker_line=stop_event.line or 0)
