@@ -45,6 +45,60 @@ def test_diverge_does_not_fire_on_one_noisy_end_point():
     assert f.location.line == 22643 and round(f.evidence.values["ratio"], 3) == 1.879
 
 
+POPULATION = Path(__file__).resolve().parents[1] / "fixtures" / "population"
+
+
+def test_diverge_a_rise_beyond_its_noise_needs_a_fifth_not_a_half(tmp_path):
+    """Population sklearn-late-diverge-000 (tune half; the lr ramped 241x over the last 15% of its epochs): the
+    epoch loss rose from its lowest level 0.1015 to 0.1250 over its last five epochs, 1.23x, 76 level errors above
+    the lowest level where 5.95 were needed. trainproof's 1.5x (a guard against noise before the noise was measured)
+    let it pass; the windowed test now needs divergence_min_ratio (1.2). A healthy run's rise that stands out of a
+    smooth loss is small: sklearn-healthy-043 (SGD with warm restarts) cut at 75% of its epochs ends 1.02x its lowest
+    level, 8.2 level errors above it (5.65 needed), and passes. A rise under 1.5x must stand out of the noise at its
+    upper bound too: hf-healthy-041's first ten losses (batch 8, noisy labels) jump by 0.3 in log at every point,
+    but the MAD of their nine changes is 0.0547; its 1.44x end is 5.35 level errors over that (5.29 needed), 3.01
+    over the noise's upper bound 0.0972, and passes."""
+    f = only(judge(POPULATION / "sklearn" / "sklearn-late-diverge-000" / "train.log"), "TP-DIVERGE")
+    v = f.evidence.values
+    assert (f.level, f.location.line, v["window"], v["end_first"], v["end_last"]) == (Level.FAIL, 102, 5, 98, 102)
+    assert (round(v["end"], 4), round(v["minimum"], 4), round(v["ratio"], 3), v["threshold"]) == \
+        (0.125, 0.1015, 1.231, 1.2)
+    assert (round(v["z"], 1), round(v["z_need"], 2), round(v["z_upper"], 1), v["changes"]) == (76.1, 5.95, 61.8, 101)
+    faithful(f)
+    lines = (POPULATION / "sklearn" / "sklearn-healthy-043" / "train.log").read_text().splitlines(keepends=True)
+    cut = tmp_path / "train.log"
+    cut.write_text("".join(lines[:math.ceil(len(lines) * 15 / 20)]))
+    rep = judge(cut)
+    assert "TP-DIVERGE" not in ids(rep)
+    [m] = [m for m in rep.measurements if m.check == "divergence"]
+    assert (round(m.values["ratio"], 2), round(m.values["z"], 1), round(m.values["z_need"], 2)) == (1.02, 8.2, 5.65)
+    lines = (POPULATION / "hf" / "hf-healthy-041" / "train.log").read_text().splitlines(keepends=True)
+    cut.write_text("".join(x for x in lines[:13] if "eval_loss" not in x))
+    rep = judge(cut)
+    assert "TP-DIVERGE" not in ids(rep)
+    [m] = [m for m in rep.measurements if m.check == "divergence"]
+    assert (round(m.values["ratio"], 2), round(m.values["z"], 2), round(m.values["z_need"], 2)) == (1.44, 5.35, 5.29)
+    assert (round(m.values["sigma"], 4), m.values["changes"], round(m.values["sigma_upper"], 4),
+            round(m.values["z_upper"], 2)) == (0.0547, 9, 0.0972, 3.01)
+
+
+def test_diverge_a_small_rise_counts_from_a_level_the_loss_descended_to(tmp_path):
+    """An mmdet detector's loss (a running average) starts low while its warm-up matches few proposals: 0.425 over
+    steps 1-8, 1.28 at step 76, then falling. At 85% of its log (1,069 lines) it is 0.536, 1.26x its start and 227
+    level errors above it: over divergence_min_ratio and its noise, but a rise under 1.5x from the level the run
+    started at is not a divergence."""
+    src = corpus("json_logs/kv-chiu__Fruit-Classification__Ear-Keypoints-Detection__logs__mmdet_scalars.json")
+    cut = tmp_path / src.name
+    cut.write_text("".join(src.read_text().splitlines(keepends=True)[:1069]))
+    rep = judge(cut)
+    assert "TP-DIVERGE" not in ids(rep)
+    [m] = [m for m in rep.measurements if m.check == "divergence" and m.series == "`loss`"]
+    assert (m.values["min_first"], m.values["min_last"], m.values["end_first"], m.values["end_last"]) == \
+        (1, 8, 1011, 1035)
+    assert (round(m.values["ratio"], 2), round(m.values["z"]), "giveback" in m.values) == (1.26, 227, False)
+    assert m.text.endswith("; a rise under 1.5x from the level the run started at")
+
+
 def test_diverge_skips_two_points_and_negative_losses(tmp_path):
     rep = judge(jsonl(tmp_path / "a.jsonl", [{"step": 1, "loss": 1.0}, {"step": 2, "loss": 3.0}]))
     assert "TP-DIVERGE" not in ids(rep) and rep.skipped["divergence"].reason == Skip.TOO_FEW

@@ -13,6 +13,10 @@ guard added for one opened a miss in the other. So the trend rules measure the n
   difference of two window levels has 1.2533 sigma sqrt(1/w1 + 1/w2).
 - **selection**: the lowest of ``m`` window levels is itself lower than the typical level by about
   sqrt(2 ln m) level errors; a rise measured from it must exceed that much before it is a rise.
+- **its own uncertainty**: a scale measured from ``k`` changes is itself uncertain, by about 1.167 / sqrt(k) of
+  itself (the MAD's efficiency on normal data is 37%); ``noise_upper`` is the scale two such errors above, which
+  a rule uses where a small rise must stand out even if the noise was measured low (nine changes of a noisy
+  per-batch loss can put the MAD on a cluster of small ones).
 
 The work is bounded (``NOISE_SPAN`` points, whatever the series' length), so a re-judge stays O(appended).
 """
@@ -33,6 +37,7 @@ if TYPE_CHECKING:
 NOISE_SPAN = 256
 MAD_TO_SIGMA = 1.4826
 MEDIAN_SE = 1.2533  # sqrt(pi / 2): the standard error of a median of w normal points is this sigma / sqrt(w)
+MAD_SE = 1.167  # sqrt(1.362): the relative standard error of a MAD-based scale from k normal points is this / sqrt(k)
 
 
 def log_noise(vals: Sequence[float], a: int, b: int) -> tuple[float, int]:
@@ -72,6 +77,11 @@ def fitted_change(s: Series, seg: int) -> tuple[float, int]:
     slope = (n * sxy - sx * sy) / den
     span = (len(vals) - 1 - seg)
     return -slope * span, n
+
+
+def noise_upper(sigma: float, k: int) -> float:
+    """The scale two of its own standard errors above ``sigma`` measured from ``k`` changes (inf for none)."""
+    return sigma * (1 + 2 * MAD_SE / math.sqrt(k)) if k > 0 else math.inf
 
 
 def level_se(sigma: float, w1: int, w2: int) -> float:

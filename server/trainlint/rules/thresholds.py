@@ -36,6 +36,17 @@ class Thresholds:
     #: three guards (end and lowest windows' quartiles overlap; one window above the threshold; less than a quarter
     #: of the descent given back), each added for one noisy run.
     divergence_noise_z: float = 3.5
+    #: ... and, judged over its noise (windows of 2 points or more), the end level must be at least this many times
+    #: the lowest level: the size of the rise, as overfit_ratio is the held-out loss's. trainproof's 1.5x
+    #: (max_loss_divergence_ratio, kept for a window of 1 and for TP-NAN's few points) was a guard against noise
+    #: before the noise was measured; it let an epoch loss rise 1.23x, 76 level errors, at the end of a run whose lr
+    #: was ramped 241x (population sklearn-late-diverge-000). A rise out of a smooth loss can be tiny: with no size
+    #: at all a healthy run's warm restart (sklearn-healthy-043, 1.02x at 8.2 level errors) FAILed in the tune half.
+    #: A rise under 1.5x must also stand out of the noise at its upper bound (rules/noise.py: noise_upper), since
+    #: nine changes can measure a noisy per-batch loss low (hf-healthy-041's first ten points: 1.44x, 5.35 level
+    #: errors over a noise of 0.0547, 3.01 over its upper bound 0.0972), and counts only from a level the loss
+    #: descended to (an mmdet detector starts low while its warm-up matches few proposals: 1.26x its start).
+    divergence_min_ratio: float = 1.2
     #: Below this many finite points there is no trend to measure (two points are not "diverging").
     min_points_for_trend: int = 10
     #: trainproof: all-zero and flat-loss checks need at least 5 finite points.
