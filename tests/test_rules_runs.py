@@ -424,3 +424,16 @@ def test_event_files_beside_a_text_log_with_the_same_series_stay_companions():
     _, doc = _check_json(run)
     assert [Path(r["path"]).name for r in doc["reports"]] == ["stdout.log"]
     assert [Path(c["path"]).name for c in doc["discovery"]["companions"]] == ["exp"]
+
+
+def test_a_lightning_stdout_without_its_fit_stopped_line_is_incomplete():
+    """Lightning prints "GPU available: …" when the Trainer starts and "`Trainer.fit` stopped: `max_steps=N`
+    reached." when fit() ends at its limit; the curve is in the logger's files (metrics.csv, event files), so the
+    stdout holds no series. Population lightning-killed-002 (SIGKILLed at step 119 of 176) ends after the start
+    lines and was judged with no finding; its finished healthy runs end with the line and keep none."""
+    pop = Path(__file__).resolve().parents[1] / "fixtures" / "population" / "lightning"
+    f = only(judge(pop / "lightning-killed-002" / "train.log"), "TL-RUN-INCOMPLETE")
+    assert f.evidence.text == "Lightning's Trainer started at line 1 and no '`Trainer.fit` stopped' line follows it"
+    assert f.location.line == 1
+    for healthy in sorted(pop.glob("lightning-healthy-00*/train.log")):
+        assert "TL-RUN-INCOMPLETE" not in ids(judge(healthy)), healthy

@@ -387,3 +387,27 @@ def test_dead_run_is_settled_by_a_held_out_loss_that_fell_at_every_evaluation(tm
     bare.write_text("".join(x for x in lines if "eval_loss" not in x))
     f = only(judge(bare), "TP-DEAD-RUN")
     assert (f.evidence.values["start"], f.evidence.values["end"]) == (3.263, 3.429)
+
+
+def test_step_cliff_on_wall_clock_times_of_a_log_without_step_times():
+    """A loop that logs no step-time series still stamps its points: an event file's wall_time, a CSV's elapsed
+    column. Population torch-stall-001 (CSV; the loader sleeps 0.138 s per step from step 151 of 209) and
+    lightning-stall-002 (TensorBoardLogger; 0.186 s from step 103 of 146) were judged PASS with TP-STEP-CLIFF
+    skipped (no step-time series). Seconds per step between the train loss's timed points (intervals that hold
+    an evaluation left out) measure the stall; healthy loops of the same generator keep no finding."""
+    pop = Path(__file__).resolve().parents[1] / "fixtures" / "population"
+    f = only(judge(pop / "torch" / "torch-stall-001" / "metrics.csv"), "TP-STEP-CLIFF")
+    assert f.location.line == 65
+    assert f.evidence.text == ("`train_loss`: median seconds per step between its last 11 timed points 0.1547 (from "
+                               "step 174) is 8.5x the median of the first 29 intervals (0.0182; slowest 0.0305); "
+                               "threshold 3; 4.77 level errors of the intervals' noise (needs 3.5)")
+    faithful(f)
+    ev = next((pop / "lightning" / "lightning-stall-002" / "lightning_logs" / "version_0").glob("events.out.*"))
+    f = only(judge(ev), "TP-STEP-CLIFF")
+    assert f.evidence.text == ("`train_loss`: median seconds per step between its last 6 timed points 0.1932 (from "
+                               "step 119) is 42.2x the median of the first 16 intervals (0.0046; slowest 0.0225); "
+                               "threshold 3; 35.4 level errors of the intervals' noise (needs 3.5)")
+    for healthy in ("torch-healthy-001", "torch-healthy-002", "torch-healthy-003"):
+        for log in (pop / "torch" / healthy).rglob("*"):
+            if log.is_file() and log.name != "train.log":
+                assert "TP-STEP-CLIFF" not in ids(judge(log)), log

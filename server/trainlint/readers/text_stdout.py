@@ -85,6 +85,9 @@ _STEP_KEYS = {"step", "steps", "s", "iter", "iteration", "global_step", "global 
 _SKIP_KEYS = _STEP_KEYS | {"epoch", "eta", "total", "rank", "skipped", "v_num"}
 _TRACEBACK = re.compile(r"^Traceback \(most recent call last\):")
 _KILLED = re.compile(r"CANCELLED AT|DUE TO TIME LIMIT|Killed|KeyboardInterrupt|out of memory", re.I)
+# Lightning's Trainer announces itself when built and says why fit() returned when it reached its limit.
+_LIGHTNING_START = re.compile(r"(?:^|[\s:])GPU available: (?:True|False)\b")
+_LIGHTNING_STOPPED = "`Trainer.fit` stopped: "
 _ROLE_HINTS = {"trl": Role.TRAIN_LOSS, "tel": Role.EVAL_LOSS, "train": Role.TRAIN_LOSS, "val": Role.EVAL_LOSS}
 
 
@@ -148,6 +151,11 @@ class TextStdoutReader(FormatReader):
 
     def _line(self, line: str, n: int, st: _State) -> None:
         log = self.log
+        if "`Trainer.fit` " in line and _LIGHTNING_STOPPED in line:  # often after the bar's last redraw
+            log.events.append(Event(EventKind.END_OF_RUN, st.step, n, line[line.index(_LIGHTNING_STOPPED):][:200]))
+        elif "GPU available: " in line and _LIGHTNING_START.search(line):
+            # TL-RUN-INCOMPLETE sets the Trainer's start against the absence of the stop line after it
+            log.facts["lightning_start_line"] = n
         if "|Loss: " in line and line[:1].isdigit() and self._torchtune(line, n, st):
             return
         if "%|" in line:  # a progress bar first: most lines of a live run are its redraws

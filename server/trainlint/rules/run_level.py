@@ -15,7 +15,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from ..core.fsio import open_regular
-from ..core.model import Event, EventKind, Location, Role, Series
+from ..core.model import Event, EventKind, Location, LogFile, Role, Series
 from ..core.values import fmt_step
 from .base import (
     CheckResult,
@@ -112,6 +112,8 @@ def check_run_end(ctx: Context) -> CheckResult:
     log = ctx.log
     last = _last_point(ctx)
     if last is None:
+        if _lightning_unfinished(log) is not None:
+            return _lightning_without_series(ctx)
         res.skipped = SkipReason(Skip.NO_SERIES, "no logged step")
         return res
     s, i = last
@@ -146,6 +148,11 @@ def check_run_end(ctx: Context) -> CheckResult:
         values["dicts"] = dicts
         parts.append("no end-of-training summary (train_runtime) after {dicts} logged dicts")
         stopped_early = True
+    start = _lightning_unfinished(log)
+    if not stopped_early and start is not None:
+        values["start_line"] = start
+        parts.append(_LIGHTNING_PART)
+        stopped_early = True
     stop_event = log.last_event_of(EventKind.INTERRUPTED, EventKind.TRACEBACK)
     if stop_event is not None:
         values.update(marker=stop_event.kind.value, marker_line=stop_event.line or 0)
@@ -170,6 +177,39 @@ def check_run_end(ctx: Context) -> CheckResult:
     if stop_event is not None:
         f.related.append(Related("last-step", ctx.point(s, i), f"last logged step {fmt_step(s.steps[i])}"))
     res.findings.append(f)
+    return res
+
+
+_LIGHTNING_PART = "Lightning's Trainer started at line {start_line} and no '`Trainer.fit` stopped' line follows it"
+
+
+def _lightning_unfinished(log: LogFile) -> int | None:
+    """The line where Lightning's Trainer announced itself ("GPU available: …") when no "`Trainer.fit` stopped"
+    line follows it: Lightning prints that line when fit() reaches its max_steps or max_epochs, so a stdout that
+    ends without it stopped short of its limit (killed, a crash, or a callback such as EarlyStopping that stops
+    the fit without a word at its default verbosity). None when there is no such start or the stop line follows."""
+    start = log.facts.get("lightning_start_line")
+    if not isinstance(start, int):
+        return None
+    end = log.last_event_of(EventKind.END_OF_RUN)
+    return None if end is not None and (end.line or 0) > start else start
+
+
+def _lightning_without_series(ctx: Context) -> CheckResult:
+    """TL-RUN-INCOMPLETE on a Lightning stdout that holds no series (the curve is in the logger's metrics.csv or
+    event files, judged in their own right): the finding is on the Trainer's start line."""
+    res = CheckResult()
+    start = _lightning_unfinished(ctx.log)
+    assert start is not None
+    if is_live(ctx):
+        res.measurements.append(Measurement("run-end", "", {"running": True, "age_s": ctx.facts.get("age_s")},
+                                            "judged as live: reported as running"))
+        return res
+    res.findings.append(Finding(
+        TL_RUN_INCOMPLETE.id, TL_RUN_INCOMPLETE.level,
+        "The run stopped before its planned end: an interruption, a crash, a time limit, or a callback that ended "
+        "the fit (EarlyStopping says nothing at its default verbosity). Its curve is in the logger's files.",
+        Evidence({"start_line": start}, _LIGHTNING_PART), Location(ctx.log.path, start, 1, start, 1)))
     return res
 
 

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import math
 from array import array
 from collections import deque
+from collections.abc import Sequence
 
 from ..core.model import Role, Series
 from .base import (
@@ -26,6 +28,7 @@ from .base import (
     too_few,
     upper_median,
 )
+from .noise import level_se, log_noise, z_of
 from .registry import check
 from .stats import SortedWindow, stats, window
 
@@ -36,7 +39,7 @@ TP_GPU_UTIL = Rule("TP-GPU-UTIL", Level.INFO, "gpu-util", "Median GPU utilisatio
 
 
 @check("step-time", TP_STEP_CLIFF, order=140, description="recent vs early step time",
-       thresholds=("step_time_cliff_ratio", "min_points_for_step_cliff"))
+       thresholds=("step_time_cliff_ratio", "min_points_for_step_cliff", "divergence_noise_z"))
 def check_step_cliff(ctx: Context) -> CheckResult:
     res = CheckResult()
     th = ctx.th
@@ -69,7 +72,89 @@ def check_step_cliff(ctx: Context) -> CheckResult:
         res.findings.append(f)
         return None
 
-    return per_series(ctx, Role.STEP_TIME, res, step_time_cliff, "step-time")
+    per_series(ctx, Role.STEP_TIME, res, step_time_cliff, "step-time")
+    if res.skipped is not None and res.skipped.reason == Skip.NO_SERIES:
+        _wall_step_cliff(ctx, res)
+    return res
+
+
+#: the fewest intervals the recent window of wall-clock step times must hold: a median of fewer is one slow
+#: stretch of a few intervals (the machine busy for a moment), not the steps having become slow
+WALL_RECENT_MIN = 5
+
+
+def wall_step_times(s: Series, evals: Sequence[float] = ()) -> tuple[list[int], list[float]]:
+    """Seconds per step between consecutive points of ``s`` that carry a wall-clock time (index of the later
+    point, seconds over steps): the step time a log without a step-time series still measures (an event file's
+    wall_time, a CSV's elapsed-time column). An interval whose ends hold an evaluation step (``evals``, sorted)
+    is left out: it measures the evaluation too."""
+    idx: list[int] = []
+    per_step: list[float] = []
+    prev: tuple[float, float] | None = None
+    for i, (step, wall) in enumerate(zip(s.steps, s.walls, strict=False)):
+        if not math.isfinite(wall):
+            continue
+        if prev is not None and step > prev[0] and wall >= prev[1]:
+            k = bisect.bisect_left(evals, prev[0])
+            if k == len(evals) or evals[k] > step:
+                idx.append(i)
+                per_step.append((wall - prev[1]) / (step - prev[0]))
+        prev = (step, wall)
+    return idx, per_step
+
+
+def _wall_step_cliff(ctx: Context, res: CheckResult) -> None:
+    """TP-STEP-CLIFF on the train loss's wall-clock times when the log has no step-time series: the same medians
+    (first half, last fifth) and threshold over the seconds per step between its logged points, leaving out the
+    intervals that hold an evaluation."""
+    th = ctx.th
+    train, _ = ctx.judged(Role.TRAIN_LOSS)
+    timed = [s for s in train if stats(s).wall_count >= 2]
+    if not timed:
+        return
+    s = max(timed, key=len)
+    held_out, _ = ctx.judged(Role.EVAL_LOSS)
+    idx, per_step = wall_step_times(s, sorted({x for h in held_out for x in h.steps}))
+    n = len(per_step)
+    label = f"{s.label} (wall-clock s/step)"
+    if (skip := too_few(n, th.min_points_for_step_cliff, "intervals between timed points")) is not None:
+        res.coverage[label] = skip
+        res.skipped = skip
+        return
+    early_n, recent_n = n // 2, max(1, n // 5)
+    e, r = upper_median(per_step[:early_n]), upper_median(per_step[n - recent_n:])
+    res.coverage[label] = None
+    res.skipped = None
+    if e <= 0:
+        res.coverage[label] = res.skipped = SkipReason(Skip.DEGENERATE, "no time elapsed over the early steps")
+        return
+    first = idx[n - recent_n]
+    # Intervals between logged points jitter far more than a logged step time (a 2-step interval of a
+    # millisecond step, a CSV's 0.1 ms clock, another process on the machine): medians of a few such intervals
+    # differ 4x in a healthy run. The rise must also stand out of the early intervals' own noise (rules/noise.py:
+    # the difference of the two medians' log levels in level errors), by divergence_noise_z, and the recent
+    # median must exceed the slowest early interval (jitter with two modes has a large noise and a median that
+    # flips between them: slower than all early intervals is not a mode of the same jitter).
+    sigma, _ = log_noise(per_step, 0, early_n)
+    slowest = max(per_step[:early_n])
+    z = z_of(math.log(r / e), level_se(sigma, early_n, recent_n)) if r > 0 and math.isfinite(sigma) else 0.0
+    values = {"series": s.label, "recent": round(r, 4), "recent_points": recent_n, "early": round(e, 4),
+              "early_points": early_n, "ratio": Ratio(r / e), "threshold": th.step_time_cliff_ratio,
+              "from_step": Step(s.steps[first]), "z": Ratio(z), "z_needed": th.divergence_noise_z,
+              "slowest": round(slowest, 4)}
+    res.measurements.append(Measurement("step-time", label, values, f"recent/early {r / e:.3g}, {z:.3g} level errors"))
+    if r <= th.step_time_cliff_ratio * e or z <= th.divergence_noise_z or r <= slowest or recent_n < WALL_RECENT_MIN:
+        return
+    f = Finding(TP_STEP_CLIFF.id, TP_STEP_CLIFF.level,
+                "Steps became much slower late in the log: a slower data source, thermal throttling, memory "
+                "pressure (swapping), or another job on the same device.",
+                Evidence(values, "{series}: median seconds per step between its last {recent_points} timed points "
+                                 "{recent} (from step {from_step}) is {ratio}x the median of the first "
+                                 "{early_points} intervals ({early}; slowest {slowest}); threshold {threshold}; {z} "
+                                 "level errors of the intervals' noise (needs {z_needed})"),
+                ctx.point(s, first), s.label, s.key, marks={first: "window-start"})
+    f.related.append(Related("early", ctx.point(s, idx[0]), "early step times"))
+    res.findings.append(f)
 
 
 class _LoaderShares:
