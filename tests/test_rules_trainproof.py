@@ -209,6 +209,58 @@ def test_flat_fires_on_chance_level_and_guards_one_record(tmp_path):
     assert "TP-FLAT" not in ids(judge(GALLERY_RUN["healthy"]))
 
 
+# -- TP-FLAT-ONSET ----------------------------------------------------------------------------------
+def test_flat_onset_fires_where_a_frozen_model_repeats_its_loss():
+    """Population sklearn-frozen-001 (tune half; weights frozen from epoch 39): the epoch loss fell to 0.24634922 at
+    iteration 39, then printed 0.24430938 for 12 iterations (two of them 0.24430939: the summation order), 4.09e-8
+    of the value, after a log noise of 0.0431 per point. sklearn-frozen-003 froze after its first epoch: 0.66443396,
+    then 0.50307299 twelve times; the one change before the tail is its variation. TP-FLAT and TP-DEAD-RUN passed
+    both: the loss did vary and did fall."""
+    run = POPULATION / "sklearn" / "sklearn-frozen-001" / "train.log"
+    if not run.exists():
+        pytest.skip("population run sklearn-frozen-001 not present")
+    f = only(judge(run), "TP-FLAT-ONSET")
+    v = f.evidence.values
+    assert (f.level, f.location.line, v["onset_step"], v["points"], v["value"], v["changes"]) == (
+        Level.FAIL, 40, 40, 12, 0.24430938, 39)
+    assert math.isclose(v["spread"], 1e-8 / 0.24430938) and round(v["noise"], 4) == 0.0431
+    assert (v["before"], v["before_step"], v["measure"]) == (0.24634922, 39, "log noise")
+    assert [(r.role, r.location.line) for r in f.related] == [("last-varying", 39)]
+    faithful(f)
+    g = only(judge(POPULATION / "sklearn" / "sklearn-frozen-003" / "train.log"), "TP-FLAT-ONSET")
+    w = g.evidence.values
+    assert (g.location.line, w["onset_step"], w["points"], w["value"], w["spread"], w["changes"], w["measure"]) == (
+        2, 2, 12, 0.50307299, 0.0, 1, "mean absolute log change")
+    assert math.isclose(w["noise"], math.log(0.66443396 / 0.50307299))
+    faithful(g)
+
+
+def test_flat_onset_spares_healthy_runs_plateaus_at_printed_precision_and_smooth_convergence():
+    """No healthy run of the population (sklearn and Keras, both halves) gets it; the closest, keras-healthy-045,
+    ends in two equal values printed with 4 decimals (`0.0308`). keras-lr-zero-001's train.log prints its frozen loss
+    as `0.3819` for 14 epochs: 4 decimals cannot tell a constant from a plateau, NOT-CHECKED with that reason; its
+    CSV (training.log) holds the floats and fires. sklearn-frozen-002's loss creeps to its last digit by about 1e-6
+    an epoch after a noise of 6.5e-5 per point: a convergence, not an onset."""
+    if not POPULATION.exists():
+        pytest.skip("population not present")
+    healthy = sorted(p for fw in ("sklearn", "keras") for p in (POPULATION / fw).glob(f"{fw}-healthy-*/train*.log"))
+    assert len(healthy) > 100
+    fired = [str(p) for p in healthy if "TP-FLAT-ONSET" in ids(judge(p))]
+    assert fired == []
+    [m] = [m for m in judge(POPULATION / "keras" / "keras-healthy-045" / "train.log").measurements
+           if m.check == "flat-onset"]
+    assert m.values["constant_tail"] == 2
+    rep = judge(POPULATION / "keras" / "keras-lr-zero-001" / "train.log")
+    assert "TP-FLAT-ONSET" not in ids(rep) and rep.skipped["flat-onset"].reason == Skip.NOT_APPLICABLE
+    assert "the last 14 values repeat at the printed precision (0.00013 of the value)" in rep.skipped[
+        "flat-onset"].detail
+    f = only(judge(POPULATION / "keras" / "keras-lr-zero-001" / "training.log"), "TP-FLAT-ONSET")
+    assert (f.location.line, f.evidence.values["points"]) == (11, 14)
+    smooth = judge(POPULATION / "sklearn" / "sklearn-frozen-002" / "train.log")
+    [m] = [m for m in smooth.measurements if m.check == "flat-onset"]
+    assert m.values["constant_tail"] == 9 and "TP-FLAT-ONSET" not in ids(smooth)
+
+
 # -- TP-GRAD-SPIKE / TP-ZERO-GRAD -------------------------------------------------------------------
 def test_grad_spike_on_bad_labels():
     f = only(judge(GALLERY_RUN["bad_labels"]), "TP-GRAD-SPIKE")

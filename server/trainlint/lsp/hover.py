@@ -19,7 +19,8 @@ from ..rules import RULES
 
 BLOCKS = "▁▂▃▄▅▆▇█"
 MARKS = {"end": "◆", "minimum": "◇", "best": "◇", "spike": "▲", "first-non-finite": "×", "non-finite": "×",
-         "first-zero": "○", "window-start": "┊", "start": "┊", "last-positive": "•", "first": "┊", "last": "◆"}
+         "first-zero": "○", "first-constant": "○", "window-start": "┊", "start": "┊", "last-positive": "•",
+         "first": "┊", "last": "◆"}
 WIDTH = 48
 
 

@@ -1,4 +1,4 @@
-"""The loss-level family: TP-ZERO-LOSS, TP-ZERO-LOSS-ONSET, TP-FLAT, TP-DIVERGE, TP-DEAD-RUN.
+"""The loss-level family: TP-ZERO-LOSS, TP-ZERO-LOSS-ONSET, TP-FLAT, TP-FLAT-ONSET, TP-DIVERGE, TP-DEAD-RUN.
 
 Each judges every train-loss series on its own. TP-DIVERGE compares the *level* at the end
 with the lowest *level* the loss held, both medians over a window, so one noisy batch at either
@@ -7,9 +7,11 @@ place cannot decide it; a window of 1 reproduces trainproof's last-point-versus-
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from collections.abc import Sequence
+from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from ..core.lines import MAX_MATCH_LINE
@@ -43,6 +45,7 @@ from .stats import lowest_level, run_start, stats
 TP_ZERO_LOSS = Rule("TP-ZERO-LOSS", Level.FAIL, "zero-loss", "Every loss value is exactly zero")
 TP_ZERO_LOSS_ONSET = Rule("TP-ZERO-LOSS-ONSET", Level.FAIL, "zero-loss", "The loss ends in a run of exact zeros")
 TP_FLAT = Rule("TP-FLAT", Level.FAIL, "flat-loss", "The loss does not vary")
+TP_FLAT_ONSET = Rule("TP-FLAT-ONSET", Level.FAIL, "flat-onset", "The loss becomes constant from a step")
 TP_DIVERGE = Rule("TP-DIVERGE", Level.FAIL, "divergence", "The loss ends far above its lowest level")
 TP_DEAD_RUN = Rule("TP-DEAD-RUN", Level.FAIL, "dead-run", "The loss did not improve from start to end")
 
@@ -235,6 +238,107 @@ def check_flat(ctx: Context) -> CheckResult:
         return None
 
     return per_series(ctx, Role.TRAIN_LOSS, res, flat_loss, "train-loss", trend=True)
+
+
+def _constant_tail(vals: list[float], tol: float) -> int:
+    """How many values end ``vals`` within ``tol`` of the last one, relative: (max - min) <= tol * |last|."""
+    last = vals[-1]
+    lo = hi = last
+    k = 1
+    for v in reversed(vals[:-1]):
+        lo, hi = min(lo, v), max(hi, v)
+        if hi - lo > tol * abs(last):
+            break
+        k += 1
+    return k
+
+
+def _printed_resolution(ctx: Context, s: Series, points: list[int]) -> float | None:
+    """The coarsest relative resolution the values at ``points`` are printed with: half a unit of the last printed
+    digit over the value (`0.24430938`: 2e-8; `0.3557`: 1.4e-4). A binary record holds the float itself (0). None
+    when a value's text cannot be found on its line: its precision is unknown."""
+    worst = 0.0
+    for i in points:
+        if s.records and s.records[i] >= 0:
+            continue
+        if s.locator is None or s.lines[i] <= 0 or (text := ctx.log.line_text(s.lines[i], s.member)) is None:
+            return None
+        found = None
+        for m in s.locator.pattern.finditer(text[:MAX_MATCH_LINE]):
+            tok = m.group("v")
+            if math.isclose(float(tok), s.values[i], rel_tol=1e-9, abs_tol=1e-12):
+                try:
+                    exp = Decimal(tok).as_tuple().exponent
+                except InvalidOperation:
+                    continue
+                if isinstance(exp, int):
+                    res = 0.5 * 10.0 ** exp / abs(s.values[i])
+                    found = res if found is None else min(found, res)
+        if found is None:
+            return None
+        worst = max(worst, found)
+    return worst
+
+
+def _noise_before(vals: list[float], end: int) -> tuple[float, int]:
+    """The per-point log noise of ``vals[:end]`` (rules/noise.py), the constant tail's first value the last of them
+    (the change into it is the last change the loss made), or the mean absolute log change when fewer than 4 changes
+    precede (a tail from the second epoch on): (sigma, changes)."""
+    sigma, n = log_noise(vals, 0, end)
+    if n >= 4 or math.isfinite(sigma):
+        return sigma, n
+    logs = [math.log(v) for v in vals[:end] if v > 0]
+    d = [abs(b - a) for a, b in itertools.pairwise(logs)]
+    return (sum(d) / len(d), len(d)) if d else (math.nan, 0)
+
+
+@check("flat-onset", TP_FLAT_ONSET, order=51, description="a loss constant from a step after varying",
+       thresholds=("min_constant_tail", "constant_tail_rel_tol", "constant_tail_noise_ratio"))
+def check_flat_onset(ctx: Context) -> CheckResult:
+    res = CheckResult()
+    th = ctx.th
+
+    def flat_from(s: Series) -> SkipReason | None:
+        idx, vals = finite(s)
+        if (skip := too_few(len(vals), th.min_constant_tail + 1, why="a constant tail needs a value before it")):
+            return skip
+        k = _constant_tail(vals, th.constant_tail_rel_tol)
+        res.measurements.append(Measurement("flat-onset", s.label, {"constant_tail": k},
+                                            f"ends in {k} values equal within {th.constant_tail_rel_tol:g}"))
+        if k < th.min_constant_tail or k == len(vals):
+            return None  # no constant tail, or constant throughout: TP-FLAT's domain
+        if vals[-1] <= 0:
+            why = "an exact-zero tail is TP-ZERO-LOSS-ONSET's" if vals[-1] == 0 else "a negative loss has no log noise"
+            return SkipReason(Skip.NOT_APPLICABLE, f"the last {k} values are constant at {fmt_value(vals[-1])}: {why}")
+        start = len(vals) - k
+        res_rel = _printed_resolution(ctx, s, _sample(list(idx[start:]), _PRECISION_SAMPLE))
+        if res_rel is None or res_rel > th.constant_tail_rel_tol:
+            shown = "unknown" if res_rel is None else f"{res_rel:.2g} of the value"
+            return SkipReason(Skip.NOT_APPLICABLE, f"the last {k} values repeat at the printed precision ({shown}), "
+                              f"coarser than {th.constant_tail_rel_tol:g}: a plateau can repeat them")
+        sigma, changes = _noise_before(vals, start + 1)
+        tail = vals[start:]
+        spread = (max(tail) - min(tail)) / abs(vals[-1])
+        if not sigma >= th.constant_tail_noise_ratio * th.constant_tail_rel_tol:
+            return None  # the loss was not moving before: a convergence to its last digit, not an onset
+        onset, before = idx[start], idx[start - 1]
+        values = {"series": s.label, "onset_step": Step(s.steps[onset]), "points": k, "value": vals[-1],
+                  "spread": Ratio(spread), "tol": th.constant_tail_rel_tol, "noise": Ratio(sigma),
+                  "changes": changes, "measure": "log noise" if changes >= 4 else "mean absolute log change",
+                  "before": s.values[before], "before_step": Step(s.steps[before])}
+        ev = Evidence(values, "{series}: constant from step {onset_step}: the last {points} values equal {value} "
+                              "within {spread} of it (tolerance {tol}), after varying by {noise} per point before it "
+                              "({measure} of {changes} changes; {before} at step {before_step})")
+        f = Finding(TP_FLAT_ONSET.id, TP_FLAT_ONSET.level,
+                    "The loss stopped changing at this step and repeats to its printed digits: consistent with "
+                    "weights that no longer change (learning rate zero, frozen parameters, zero gradients), not with "
+                    "a plateau, whose last digits keep moving.",
+                    ev, ctx.point(s, onset), s.label, s.key, marks={onset: "first-constant", before: "last-varying"})
+        f.related.append(Related("last-varying", ctx.point(s, before), "last value before the constant stretch"))
+        res.findings.append(f)
+        return None
+
+    return per_series(ctx, Role.TRAIN_LOSS, res, flat_from, "train-loss", trend=True)
 
 
 def _against_noise(ctx: Context, s: Series, vals: list[float], seg: int, w: int, end_win: tuple[int, int],

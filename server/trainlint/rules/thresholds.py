@@ -60,6 +60,29 @@ class Thresholds:
     #: zero (HF's `'loss': 0.0`), so it is never taken for a precision; at more than 4 decimals (below 5e-5) the
     #: zero is judged as before.
     printed_zero_max_decimals: int = 4
+    #: A loss that *becomes* constant (TP-FLAT-ONSET): its last 5 or more finite values equal within
+    #: ``constant_tail_rel_tol`` of the last one after it varied. A model whose weights stopped changing repeats its
+    #: epoch loss to the last printed digit (population sklearn-frozen-001: 0.24430938 for 12 epochs, +-1e-8 from
+    #: the summation order; sklearn-frozen-003: 0.50307299 for 12), while no healthy run of the population (both
+    #: halves) ends in even 3 train-loss values within 1e-6 of each other: 8 have one pair of equal consecutive
+    #: values, all printed with 4 decimals (Keras's `0.0308`, HF's `0.1745`). The longer constant tails of the gallery
+    #: and the corpus are zeros (spacy-healthy's `0.00`, trl-nan's 0.0), a 4-decimal print (a corpus run's `Train
+    #: Loss: 0.0025` for its last 15 epochs) or a config constant read as a loss (mask2former's LOSS_WEIGHT 1.0
+    #: throughout); the longest full-precision one is torchtune-nan's 3. 5 values is the zero-onset rule's tail.
+    min_constant_tail: int = 5
+    #: ... equal within this relative spread ((max - min) / last): a few float32 ulps (1.2e-7 each) of summation
+    #: jitter, far below any point-to-point change a training loss shows. A value printed with fewer digits than
+    #: this resolves (a half unit of its last printed digit above 1e-6 of it: `0.23`, Keras's `0.3557`) can repeat
+    #: on a plateau: such a tail is NOT-CHECKED.
+    constant_tail_rel_tol: float = 1e-6
+    #: ... and the series varied before the tail by at least this many times the tolerance per point (its log
+    #: noise, rules/noise.py, over the values before the tail; the mean absolute log change when fewer than 4
+    #: changes precede it): a constant tail out of a loss that was moving, not the end of a loss converging
+    #: smoothly to its last digit. sklearn-frozen-002 creeps to 0.78953320 by about 1e-6 an epoch (its last 9
+    #: values within 1e-6) after a noise of 6.5e-5 over 24 changes, 65 times the tolerance: not an onset (TP-DEAD-RUN
+    #: names it);
+    #: sklearn-frozen-001 varied by 0.0431 per point (43,000 times), sklearn-frozen-003 by 0.278 (one change).
+    constant_tail_noise_ratio: float = 100.0
     #: trainproof: a coefficient of variation below 0.001 is a flat loss.
     min_loss_variation: float = 0.001
     #: trainproof: the dead-run check compares medians of the first and last 5 points ...
