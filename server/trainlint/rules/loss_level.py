@@ -241,11 +241,13 @@ def check_flat(ctx: Context) -> CheckResult:
 
 
 def _constant_tail(vals: list[float], tol: float) -> int:
-    """How many values end ``vals`` within ``tol`` of the last one, relative: (max - min) <= tol * |last|."""
+    """How many values end ``vals`` within ``tol`` of the last one, relative: (max - min) <= tol * |last|. Walks
+    back from the end by index (a slice copied the whole series at every re-judge): O(the tail)."""
     last = vals[-1]
     lo = hi = last
     k = 1
-    for v in reversed(vals[:-1]):
+    for j in range(len(vals) - 2, -1, -1):
+        v = vals[j]
         lo, hi = min(lo, v), max(hi, v)
         if hi - lo > tol * abs(last):
             break
