@@ -10,7 +10,10 @@ Each row is a goal of issue 15, its measured value, and the floor or reference m
 4. server: append -> diagnostics latency; RSS with 200 and 2,000 stopped corpus runs (<= 120 / 500 MB);
 5. server with a 1 GB Coqui log beside a small run: the small run's diagnostics while the big one is read,
    the big one's (goal <= 30 s), and the server's peak RSS (goal <= 1 GB);
-6. start-up: a check of a small file (standard-library data classes; a user notices > 50 ms).
+6. start-up: a check of a small file (standard-library data classes; a user notices > 50 ms);
+7. logs built by repeating real ones (bench/real_logs.py; ``--real-only`` runs this table alone): per format MB/s,
+   x floor, x trainproof, x polars (CSV, JSONL) or x EventAccumulator (event files), re-judge at 1 / 10 / 100 MB
+   (``--quick``: 10 MB instead of 100 MB).
 """
 
 from __future__ import annotations
@@ -257,6 +260,7 @@ def main() -> None:
     ap.add_argument("--corpus", default=str(ROOT.parent / "shared" / "corpus"))
     ap.add_argument("--skip-server", action="store_true")
     ap.add_argument("--skip-big", action="store_true", help="no 1 GB log (its generation takes a minute)")
+    ap.add_argument("--real-only", action="store_true", help="only the table of logs built by repeating real ones")
     a = ap.parse_args()
     sys.path.insert(0, str(ROOT / "server"))
     subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "server" / "trainlint")],
@@ -265,6 +269,9 @@ def main() -> None:
     runs = 3 if a.quick else 5
     tp = ensure_trainproof()
     corpus = Path(a.corpus)
+    if a.real_only:
+        real_logs_table(corpus, a.quick, tp)
+        return
     rows: list[tuple[str, str, str, str]] = []
 
     print(f"1. cold check vs trainproof epoch (whole processes, median of {runs})")
@@ -370,6 +377,16 @@ def main() -> None:
     for r in rows:
         print("| " + " | ".join(r) + " |")
     os.sys.stdout.flush()
+    real_logs_table(corpus, a.quick, tp)
+
+
+def real_logs_table(corpus: Path, quick: bool, tp: list[str] | None) -> None:
+    """Item 7: the large logs built by repeating real ones (bench/real_logs.py)."""
+    sys.path.insert(0, str(HERE))
+    import real_logs
+
+    print(f"\n7. logs built by repeating real ones ({10 if quick else 100} MB)")
+    real_logs.table(corpus, 10 if quick else 100, tp)
 
 
 if __name__ == "__main__":
