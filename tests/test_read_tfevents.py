@@ -159,3 +159,13 @@ def test_event_files_are_read_in_the_order_they_were_written_when_the_counter_pa
     os.rename(b, tmp_path / "events.out.tfevents.1796320721.host.29961.10")
     loss = series(read(str(tmp_path)), "loss")
     assert list(loss.steps) == [0, 1, 2, 3, 4, 5, 6, 7]
+
+
+def test_an_event_file_named_with_a_superscript_digit_does_not_stop_the_folder(tmp_path):
+    """`'²'.isdigit()` is true and `int('²')` raises: the name order took every part of the name that isdigit
+    calls digits for a number, so one file named `…tfevents.1²` in a cloned repository made its folder unreadable."""
+    a = write(str(tmp_path), [scalar_event(s, "loss", 1.0 / (s + 1)) for s in range(5)])
+    odd = tmp_path / "events.out.tfevents.1²"
+    odd.write_bytes(b"")
+    assert list(series(read(str(tmp_path)), "loss").steps) == [0, 1, 2, 3, 4]
+    assert os.path.exists(a)

@@ -451,14 +451,14 @@ def test_step_cliff_on_wall_clock_times_of_a_log_without_step_times():
     f = only(judge(pop / "torch" / "torch-stall-001" / "metrics.csv"), "TP-STEP-CLIFF")
     assert f.location.line == 65
     assert f.evidence.text == ("`train_loss`: median seconds per step between its last 11 timed points 0.1547 (from "
-                               "step 174) is 8.5x the median of the first 29 intervals (0.0182; slowest 0.0305); "
+                               "step 174) is 8.5x the median of the first 29 intervals (0.0182; slowest 0.0304667); "
                                "threshold 3; 4.77 level errors of the intervals' noise (needs 3.5)")
     faithful(f)
     ev = next((pop / "lightning" / "lightning-stall-002" / "lightning_logs" / "version_0").glob("events.out.*"))
     f = only(judge(ev), "TP-STEP-CLIFF")
-    assert f.evidence.text == ("`train_loss`: median seconds per step between its last 6 timed points 0.1932 (from "
-                               "step 119) is 42.2x the median of the first 16 intervals (0.0046; slowest 0.0225); "
-                               "threshold 3; 35.4 level errors of the intervals' noise (needs 3.5)")
+    assert f.evidence.text == ("`train_loss`: median seconds per step between its last 6 timed points 0.193212 "
+                               "(from step 119) is 42.2x the median of the first 16 intervals (0.00458161; slowest "
+                               "0.0225091); threshold 3; 35.4 level errors of the intervals' noise (needs 3.5)")
     for healthy in ("torch-healthy-001", "torch-healthy-002", "torch-healthy-003"):
         for log in (pop / "torch" / healthy).rglob("*"):
             if log.is_file() and log.name != "train.log":

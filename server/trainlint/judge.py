@@ -16,7 +16,7 @@ from .core.findings import Evidence, Finding, Level, Ratio, Related, Rule, Skip,
 from .core.model import Location, LogFile, Role
 from .core.report import Report, verdict_of
 from .core.values import fmt_step
-from .readers import NotALog, Source, open_source
+from .readers import READ_ERRORS, NotALog, Source, open_source
 from .rules import (
     AFTER_CHECKS,
     CHECKS,
@@ -200,10 +200,6 @@ def not_checked(path: str, fmt: str | None, reason: str, code: Skip = Skip.UNREA
                                 Evidence({"reason": code.value}, "nothing judged ({reason})"), loc))
     rep.skipped = {c.name: SkipReason(Skip.UNREADABLE, reason) for c in CHECKS}
     return rep
-
-
-# What reading one file can raise: each is that file's NOT-CHECKED, never the end of a scan.
-READ_ERRORS = (NotALog, OSError, ImportError, RecursionError, MemoryError, ValueError, UnicodeError)
 
 
 def read_failure(path: str, fmt: str | None, e: BaseException) -> Report:

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from .core import fsio
 from .core.model import LogFile
 from .discovery import discover
-from .readers import NotALog, Source, open_source
+from .readers import READ_ERRORS, NotALog, Source, open_source
 
 _CKPT_NAMES = (
     (re.compile(r"^best_model_(\d+)\.pth$"), "best-model"),
@@ -129,7 +129,7 @@ def _yields_series(path: str, fmt: str, cfg: Any = None) -> bool:
             if src.behind >= left:  # a reader that stopped advancing: what it read is the answer
                 return False
         return True
-    except (OSError, NotALog, ValueError, RecursionError, MemoryError, UnicodeError, ImportError):
+    except READ_ERRORS:
         return False
 
 

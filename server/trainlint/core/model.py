@@ -86,6 +86,12 @@ class Locator:
     def pattern(self) -> re.Pattern[str]:
         return _compiled(self.source)
 
+    def texts(self, line: str, value: float) -> list[str]:
+        """Every token of ``line`` that prints ``value``, as printed: its digits say the precision it was printed
+        with. Every one, not the first: a table's locator matches any number, and a row may print the same
+        number twice (spaCy's epoch 0 beside a loss of 0.00)."""
+        return [m.group("v") for m in self.pattern.finditer(line[:MAX_MATCH_LINE]) if _same_number(m.group("v"), value)]
+
     def span(self, line: str, value: float | None = None) -> tuple[int, int] | None:
         """0-based [start, end) of the value; None when the line no longer holds it."""
         for m in self.pattern.finditer(line[:MAX_MATCH_LINE]):

@@ -25,6 +25,10 @@ class NotALog(Exception):
     """The path is readable but is not a training log trainlint knows."""
 
 
+# What reading one file can raise: each is that file's NOT-CHECKED, never the end of a scan.
+READ_ERRORS = (NotALog, OSError, ImportError, RecursionError, MemoryError, ValueError, UnicodeError)
+
+
 def formats() -> tuple[str, ...]:
     """Every format name, in detection order."""
     return format_names()

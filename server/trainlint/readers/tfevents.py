@@ -70,7 +70,8 @@ def event_order(name: str) -> tuple[object, ...]:
     """The order event files were written in: their names' numbers compared as numbers. A writer names its file
     ``events.out.tfevents.<seconds>.<host>.<pid>.<counter>``, and the counter of one process passes 9 to 10: a
     plain string sort put the 10th file before the 9th, and a run's continuation before the file it continues."""
-    return tuple(int(p) if p.isdigit() else p for p in re.split(r"(\d+)", os.path.basename(name)))
+    # the split alternates text and digits: the digits (ASCII: a file named with `²` is not a number) at odd places
+    return tuple(int(p) if k % 2 else p for k, p in enumerate(re.split(r"([0-9]+)", os.path.basename(name))))
 
 
 def is_event_file(name: str) -> bool:

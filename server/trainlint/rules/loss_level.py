@@ -14,7 +14,6 @@ from collections.abc import Sequence
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from ..core.lines import MAX_MATCH_LINE
 from ..core.model import Role, Series
 from ..core.roles import same_run
 from ..core.values import fmt_step, fmt_value
@@ -104,17 +103,14 @@ def _sample(positions: list[int], k: int) -> list[int]:
     return [positions[round(j * (len(positions) - 1) / (k - 1))] for j in range(k)]
 
 
-def _decimals_on(text: str, s: Series, i: int) -> set[int]:
-    """The decimal counts of the fixed-point numbers on ``text`` that equal point ``i``'s value (every such number:
-    a table's locator finds any number, and a zero's row may hold another zero, spaCy's epoch 0)."""
-    out: set[int] = set()
-    if s.locator is None:
-        return out
-    for m in s.locator.pattern.finditer(text[:MAX_MATCH_LINE]):
-        fixed = _FIXED.fullmatch(m.group("v"))
-        if fixed is not None and math.isclose(float(m.group("v")), s.values[i], rel_tol=1e-9, abs_tol=1e-12):
-            out.add(len(fixed.group(1)))
-    return out
+def _printed(ctx: Context, s: Series, i: int) -> list[str] | None:
+    """The tokens point ``i`` of ``s`` is printed as on its line (``Locator.texts``: [] when its line or its text
+    cannot be found); None for a record of a binary log, which holds the float itself."""
+    if s.records and s.records[i] >= 0:
+        return None
+    if s.locator is None or s.lines[i] <= 0 or (text := ctx.log.line_text(s.lines[i], s.member)) is None:
+        return []
+    return s.locator.texts(text, s.values[i])
 
 
 def _printed_decimals(ctx: Context, s: Series, points: list[int]) -> int | None:
@@ -126,10 +122,9 @@ def _printed_decimals(ctx: Context, s: Series, points: list[int]) -> int | None:
         return None
     common = set(range(2, ctx.th.printed_zero_max_decimals + 1))
     for i in points:
-        if (s.records and s.records[i] >= 0) or s.lines[i] <= 0:
+        if (toks := _printed(ctx, s, i)) is None:
             return None
-        text = ctx.log.line_text(s.lines[i], s.member)
-        common &= _decimals_on(text, s, i) if text is not None else set()
+        common &= {len(m.group(1)) for tok in toks if (m := _FIXED.fullmatch(tok)) is not None}
         if not common:
             return None
     return common.pop() if len(common) == 1 else None
@@ -261,21 +256,17 @@ def _printed_resolution(ctx: Context, s: Series, points: list[int]) -> float | N
     when a value's text cannot be found on its line: its precision is unknown."""
     worst = 0.0
     for i in points:
-        if s.records and s.records[i] >= 0:
+        if (toks := _printed(ctx, s, i)) is None:
             continue
-        if s.locator is None or s.lines[i] <= 0 or (text := ctx.log.line_text(s.lines[i], s.member)) is None:
-            return None
         found = None
-        for m in s.locator.pattern.finditer(text[:MAX_MATCH_LINE]):
-            tok = m.group("v")
-            if math.isclose(float(tok), s.values[i], rel_tol=1e-9, abs_tol=1e-12):
-                try:
-                    exp = Decimal(tok).as_tuple().exponent
-                except InvalidOperation:
-                    continue
-                if isinstance(exp, int):
-                    res = 0.5 * 10.0 ** exp / abs(s.values[i])
-                    found = res if found is None else min(found, res)
+        for tok in toks:
+            try:
+                exp = Decimal(tok).as_tuple().exponent
+            except InvalidOperation:
+                continue
+            if isinstance(exp, int):
+                res = 0.5 * 10.0 ** exp / abs(s.values[i])
+                found = res if found is None else min(found, res)
         if found is None:
             return None
         worst = max(worst, found)

@@ -63,8 +63,10 @@ def _rise_before(ctx: Context, f: Finding, s: Series, first: int) -> None:
     started to rise (its lowest finite value before, a related location), when the last finite value ended more
     than ``max_loss_divergence_ratio`` above it."""
     th = ctx.th
+    if stats(s).count_fin >= th.min_points_for_trend:  # first: TP-DIVERGE judges those, and this walks them
+        return
     before = [i for i in range(first) if math.isfinite(s.values[i]) and s.values[i] > 0]
-    if len(before) < 2 or stats(s).count_fin >= th.min_points_for_trend:
+    if len(before) < 2:
         return
     lo = min(before, key=lambda i: s.values[i])
     last = before[-1]

@@ -16,6 +16,7 @@ result worth a look.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any
 
 from ..core.model import Role, Series
@@ -41,7 +42,7 @@ from .base import (
 )
 from .noise import level_se, log_noise, selection, z_of
 from .registry import check
-from .stats import run_start, shortest_start, stats
+from .stats import highest_level, run_start, stats
 
 TL_REWARD_COLLAPSE = Rule("TL-REWARD-COLLAPSE", Level.WARN, "reward-collapse",
                           "The reward ends far below its best level")
@@ -66,22 +67,18 @@ def reward_series(ctx: Context) -> list[Series]:
     return out
 
 
-def highest_level(s: Series, vals: list[float], w: int, seg: int) -> tuple[float, tuple[int, int]]:
-    """The highest median over ``w`` consecutive finite points from ``seg`` on (windows from the start as short as
-    ``shortest_start(w)``), with its window [a, b). Kept in the series' cache while ``seg`` is 0: O(new points)."""
-    st = stats(s)
-    key = ("reward-high", w, seg)
-    best, a0, b0, next_b = st.memo.get(key, (-math.inf, seg, seg, seg + shortest_start(w)))  # type: ignore[misc]
-    for b in range(next_b, len(vals) + 1):
-        a = max(seg, b - w)
-        level = median(vals[a:b])
-        if level > best:
-            best, a0, b0 = level, a, b
-    st.memo[key] = (best, a0, b0, len(vals) + 1)
-    return best, (a0, b0)
+def _nonpositive_from(s: Series, first: int) -> bool:
+    """Whether a finite value at index ``first`` or later is <= 0: from the cache's ascending indices of values
+    <= 0, walked back from the end (one look, unless -inf values sit there), not a pass over the series."""
+    for i in reversed(stats(s).nonpos):
+        if i < first:
+            return False
+        if math.isfinite(s.values[i]):
+            return True
+    return False
 
 
-def _measure(ctx: Context, s: Series, idx: list[int], vals: list[float]) -> dict[str, Any] | SkipReason:
+def _measure(ctx: Context, s: Series, idx: Sequence[int], vals: Sequence[float]) -> dict[str, Any] | SkipReason:
     """The end level, the best level, their ratio and the rise's standing in the reward's own noise."""
     th = ctx.th
     seg = run_start(s)
@@ -90,11 +87,11 @@ def _measure(ctx: Context, s: Series, idx: list[int], vals: list[float]) -> dict
         return skip
     if (skip := too_early(ctx, s, n)) is not None:
         return skip
-    if min(vals[seg:]) <= 0:
+    if _nonpositive_from(s, idx[seg]):
         return SkipReason(Skip.DEGENERATE, "the reward takes non-positive values, so a ratio to its best level is "
                           "undefined")
     w = th.window_for(n)
-    best, best_win = highest_level(s, vals, w, seg)
+    best, best_win = highest_level(s, w, seg)
     end_win = (len(vals) - w, len(vals))
     end = median(vals[end_win[0]:])
     ratio = best / end
@@ -121,7 +118,7 @@ def check_reward_collapse(ctx: Context) -> CheckResult:
         return res
     for s in series:
         idx, vals = finite(s)
-        got = _measure(ctx, s, list(idx), list(vals))
+        got = _measure(ctx, s, idx, vals)
         if isinstance(got, SkipReason):
             res.coverage[s.label] = got
             continue

@@ -80,7 +80,7 @@ class Stats:
         self.m2 = 0.0
         self.nonpos: list[int] = []         # indices of values <= 0 (learning rates)
         self.negative = 0
-        self.levels: dict[tuple[int, int], tuple[float, int, int, int]] = {}  # (w, start) -> (level, a, b, next_b)
+        self.levels: dict[tuple, tuple[float, int, int, int]] = {}  # (w, start[, 'highest']) -> (level, a, b, next_b)
         self.top = -1                       # index of the largest step so far
         self.first_back: int | None = None
         self.last_seam = 0                  # finite position where the last run in the log begins
@@ -201,16 +201,27 @@ def shortest_start(w: int) -> int:
 def lowest_level(s: Series, w: int, start: int = 0) -> tuple[float, tuple[int, int]]:
     """The lowest median over ``w`` consecutive finite points from finite position ``start`` on (the run after a
     restart seam; windows from ``start`` may be as short as ``shortest_start(w)``), with its window [a, b) in
-    finite-point positions. O(new points): the window is kept sorted between calls and as it slides (a median per point,
-    sorted afresh, was 8 s of a 100 MB log)."""
+    finite-point positions. O(new points): the window is kept sorted between calls and as it slides (a median per
+    point, sorted afresh, was 8 s of a 100 MB log)."""
+    return _extreme_level(s, w, start, highest=False)
+
+
+def highest_level(s: Series, w: int, start: int = 0) -> tuple[float, tuple[int, int]]:
+    """``lowest_level``'s mirror: the highest median over ``w`` consecutive finite points (a reward's best)."""
+    return _extreme_level(s, w, start, highest=True)
+
+
+def _extreme_level(s: Series, w: int, start: int, highest: bool) -> tuple[float, tuple[int, int]]:
     st = stats(s)
     vals = st.fin_vals
     n = len(vals)
-    best, a0, b0, next_b = st.levels.get((w, start), (math.inf, start, start, start + shortest_start(w)))
+    key = (w, start) if not highest else (w, start, "highest")
+    best, a0, b0, next_b = st.levels.get(key, (-math.inf if highest else math.inf, start, start,
+                                               start + shortest_start(w)))
     if next_b <= n:
-        win = st.memo.get(("lowest_level", w, start))
+        win = st.memo.get(("lowest_level", *key))
         if not isinstance(win, SortedWindow):
-            win = st.memo[("lowest_level", w, start)] = SortedWindow()
+            win = st.memo[("lowest_level", *key)] = SortedWindow()
         items = win.move(vals, max(start, next_b - 1 - w), next_b - 1)
         for b in range(next_b, n + 1):  # the window [max(start, b - w), b): one insert, at most one delete
             insort(items, vals[b - 1])
@@ -222,10 +233,10 @@ def lowest_level(s: Series, w: int, start: int = 0) -> tuple[float, tuple[int, i
             k = len(items)
             mid = k >> 1
             level = items[mid] if k & 1 else (items[mid - 1] + items[mid]) / 2  # as ``median`` computes it
-            if level < best:
+            if (level > best) if highest else (level < best):
                 best, a0, b0 = level, a, b
         win.a, win.b = max(start, n - w), n
-    st.levels[(w, start)] = (best, a0, b0, n + 1)
+    st.levels[key] = (best, a0, b0, n + 1)
     return best, (a0, b0)
 
 

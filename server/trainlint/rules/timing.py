@@ -138,10 +138,10 @@ def _wall_step_cliff(ctx: Context, res: CheckResult) -> None:
     sigma, _ = log_noise(per_step, 0, early_n)
     slowest = max(per_step[:early_n])
     z = z_of(math.log(r / e), level_se(sigma, early_n, recent_n)) if r > 0 and math.isfinite(sigma) else 0.0
-    values = {"series": s.label, "recent": round(r, 4), "recent_points": recent_n, "early": round(e, 4),
+    values = {"series": s.label, "recent": r, "recent_points": recent_n, "early": e,
               "early_points": early_n, "ratio": Ratio(r / e), "threshold": th.step_time_cliff_ratio,
               "from_step": Step(s.steps[first]), "z": Ratio(z), "z_needed": th.divergence_noise_z,
-              "slowest": round(slowest, 4)}
+              "slowest": slowest}
     res.measurements.append(Measurement("step-time", label, values, f"recent/early {r / e:.3g}, {z:.3g} level errors"))
     if r <= th.step_time_cliff_ratio * e or z <= th.divergence_noise_z or r <= slowest or recent_n < WALL_RECENT_MIN:
         return
