@@ -53,6 +53,29 @@ def test_a_declared_format_is_read_and_a_bad_pattern_is_reported_on_its_line(tmp
     assert "config: line 5: formats[0].lines[1]: not a regular expression" in r.stderr
 
 
+def test_a_declared_format_s_printed_precision_is_read_through_its_re2_locator(tmp_path: Path):
+    """The zero-loss rules read how a zero is printed through the series' locator; a declared format's locator is
+    RE2's (`LinearLocator`), matched by group index. A loss printed with 2 decimals ending in `0.00` is a value
+    below 0.005 (NOT-CHECKED with that reason); the same loss printed in full ending in 0.0 is an exact zero."""
+    import json
+
+    def findings(name: str, fmt: str, tail: str) -> list[dict]:
+        root = tmp_path / name
+        (root / "logs").mkdir(parents=True)
+        (root / ".trainlint.yaml").write_text(CONFIG.replace("\\\\", "\\"))
+        rows = [f"[host] ep=1 it={i * 10} loss={format(2.0 / i, fmt)} val=1.0" for i in range(1, 21)]
+        rows += [f"[host] ep=1 it={i * 10} loss={tail} val=1.0" for i in range(21, 31)]
+        (root / "logs" / "job.out").write_text("\n".join(rows) + "\n")
+        out = subprocess.run([sys.executable, "-m", "trainlint.cli", "check", "--format", "json", "."], cwd=root,
+                             capture_output=True, text=True, timeout=60).stdout
+        return json.loads(out)["reports"][0]["findings"]
+
+    fixed = findings("fixed", ".2f", "0.00")
+    assert not [f for f in fixed if f["id"] == "TP-ZERO-LOSS-ONSET"], fixed
+    assert "zeros at the printed precision (2 decimals)" in json.dumps(fixed)
+    assert [f["level"] for f in findings("full", "", "0.0") if f["id"] == "TP-ZERO-LOSS-ONSET"] == ["FAIL"]
+
+
 @pytest_lsp.fixture(config=ClientServerConfig(server_command=[sys.executable, "-m", "trainlint.lsp"]))
 async def client(lsp_client: LanguageClient, tmp_path: Path):
     root = project(tmp_path / "ws")

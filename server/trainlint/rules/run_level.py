@@ -180,7 +180,9 @@ def check_run_end(ctx: Context) -> CheckResult:
     return res
 
 
-_LIGHTNING_PART = "Lightning's Trainer started at line {start_line} and no '`Trainer.fit` stopped' line follows it"
+# (the start line is the finding's location, not a number in its text: the reader's lines are the LSP's, and the
+# CLI counts its own)
+_LIGHTNING_PART = "Lightning's Trainer started and no '`Trainer.fit` stopped' line follows it"
 
 
 def _lightning_unfinished(log: LogFile) -> int | None:
