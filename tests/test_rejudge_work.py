@@ -146,20 +146,60 @@ COQUI_INTERRUPTED = ("\x1b[4m\x1b[1m > EPOCH: 0/100000\x1b[0m\n > TRAINING (2026
                      "Traceback (most recent call last):\n  File \"train.py\", line 7, in <module>\n"
                      "KeyboardInterrupt\n > Model restored from step 0\n")
 
+def _tf_record(ev) -> bytes:  # type: ignore[no-untyped-def]
+    """One TFRecord as tensorboard's own writer frames it."""
+    import io
+
+    from tensorboard.summary.writer.record_writer import RecordWriter
+
+    buf = io.BytesIO()
+    RecordWriter(buf).write(ev.SerializeToString())
+    return buf.getvalue()
+
+
+def event_record(i: int) -> bytes:
+    """A train loss with its wall-clock time (no step-time series: TP-STEP-CLIFF measures seconds per step between
+    timed points) and, every 50 steps, a held-out loss (the intervals around an evaluation are left out)."""
+    from tbwrite import scalar_event
+
+    wall = 1.7e9 + 0.05 * i + 0.002 * math.sin(i)
+    out = _tf_record(scalar_event(i, "train/loss", 2.0 * math.exp(-i / 3e4) + 0.01 * math.sin(i), wall))
+    if i % 50 == 0:
+        out += _tf_record(scalar_event(i, "val/loss", 2.1 * math.exp(-i / 3e4), wall + 0.01))
+    return out
+
+
+def events_head() -> bytes:
+    from tensorboard.compat.proto import event_pb2
+
+    return _tf_record(event_pb2.Event(wall_time=1.7e9, file_version="brain.Event:2"))
+
+
+def csv_record(i: int) -> str:
+    """A YOLO-style results.csv row: per-epoch losses and the seconds since the start (``time``)."""
+    return f"{i},{2.0 * math.exp(-i / 3e4) + 0.01 * math.sin(i):.5f},{2.1 * math.exp(-i / 3e4):.5f},{3.1 * i:.3f}\n"
+
+
 GENERATORS = {"coqui": (coqui_record, 50, " > EPOCH: 0/1000\n > TRAINING (2026-02-11 01:08:02)\n\n", "coqui"),
               "coqui-events": (coqui_epoch_record, 50, COQUI_INTERRUPTED, "coqui"),
-              "jsonl": (jsonl_record, 1, "", "jsonl"), "text": (hf_stdout_record, 1, "", "text")}
+              "jsonl": (jsonl_record, 1, "", "jsonl"), "text": (hf_stdout_record, 1, "", "text"),
+              "tfevents": (event_record, 1, events_head, "tfevents"),
+              "csv-timed": (csv_record, 1, "epoch,train/box_loss,val/box_loss,time\n", "csv")}
 
 
 def rejudge_work(tmp_path, name: str, n: int, per_check: dict[str, int]) -> dict[str, int]:
     make, stride, head, fmt = GENERATORS[name]
-    p = tmp_path / f"{name}-{n}.log"
-    p.write_text(head + "".join(make(i * stride) for i in range(n)))
+    p = tmp_path / (f"events.out.tfevents.{n}.host" if fmt == "tfevents" else f"{name}-{n}.log")
+    if callable(head):
+        p.write_bytes(head() + b"".join(make(i * stride) for i in range(n)))
+    else:
+        p.write_text(head + "".join(make(i * stride) for i in range(n)))
     src = open_source(str(p), fmt)
     src.update()
     judge_log(src.log)
-    with open(p, "a") as f:
-        f.write(make(n * stride))
+    record = make(n * stride)
+    with open(p, "ab" if isinstance(record, bytes) else "a") as f:
+        f.write(record)
     src.update()
     per_check.clear()
     judge_log(src.log)
@@ -331,3 +371,32 @@ def test_events_by_kind_follow_the_list_when_readers_cut_or_remove_events():
     same()
     log.events = list(reversed(real))  # read again from the top
     same()
+
+
+def test_wall_clock_intervals_kept_as_the_log_grows_are_a_cold_walks():
+    """TP-STEP-CLIFF's seconds per step between timed points, followed as a log grows with evaluations logged
+    after the train point of their step (in a later judge: the interval holding it was kept, then must go), at
+    earlier steps than the last train point, and not at all for a while: after each judge the kept intervals and
+    both medians' windows are a cold walk's."""
+    from trainlint.rules.stats import upper_median
+    from trainlint.rules.timing import wall_intervals, wall_step_times
+
+    train, held = Series("loss", Role.TRAIN_LOSS), Series("val_loss", Role.EVAL_LOSS)
+    for i in range(1, 400):
+        wall = 10.0 * i + (3.0 if i % 7 == 0 else 0.0) + (0.5 * i if i > 300 else 0.0)
+        train.append(float(2 * i), 1.0 / i, line=i, wall=wall)
+        if i % 9 == 0:
+            held.append(float(2 * i - 6), 1.0 / i)  # evaluated at the step judged last, read in this judge
+        if i % 31 == 0:
+            held.append(float(2 * i - 40), 1.0 / i)  # an evaluation logged late, at an earlier step
+        if i % 3:
+            continue
+        wi = wall_intervals(train, [held])
+        idx, per_step = wall_step_times(train, sorted(held.steps))
+        assert (wi.idx, wi.per_step) == (idx, per_step)
+        n = len(per_step)
+        if n >= 2:
+            wi.early.move(wi.per_step, 0, n // 2)
+            wi.recent.move(wi.per_step, n - max(1, n // 5), n)
+            assert list(wi.early.items) == sorted(per_step[:n // 2])
+            assert wi.recent.upper_median() == upper_median(per_step[n - max(1, n // 5):])

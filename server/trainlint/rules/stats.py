@@ -9,6 +9,7 @@ series and is dropped whenever the series shrinks or is rewritten (``Series.trun
 
 from __future__ import annotations
 
+import itertools
 import math
 from array import array
 from bisect import bisect_left, bisect_right, insort
@@ -241,9 +242,10 @@ def _extreme_level(s: Series, w: int, start: int, highest: bool) -> tuple[float,
 
 
 class SortedWindow:
-    """``vals[a:b]`` kept sorted while both ends only move forward: each move costs the points that entered
-    and left (a binary search and an insert or delete each), never the window. Values only (an array: 8 bytes
-    a point) unless ``positions`` are asked for, then (value, position) pairs."""
+    """``vals[a:b]`` kept sorted while its start only moves forward and every position it holds keeps its value:
+    each move costs the points that entered and left (a binary search and an insert or delete each), never the
+    window. The end may move back (a list whose tail was cut, then grown again). Values only (an array: 8 bytes a
+    point) unless ``positions`` are asked for, then (value, position) pairs."""
 
     __slots__ = ("a", "b", "items", "positions")
 
@@ -256,14 +258,14 @@ class SortedWindow:
         return (vals[j], j) if self.positions else vals[j]
 
     def move(self, vals: Sequence[float], a: int, b: int) -> Any:
-        if a < self.a or b < self.b or a >= self.b:
+        if a < self.a or a >= self.b or a >= b:
             if self.positions:
                 self.items = sorted((vals[j], j) for j in range(a, b))
             else:
                 self.items = array("d", sorted(vals[a:b]))
         else:
             items = self.items
-            for j in range(self.a, a):
+            for j in itertools.chain(range(self.a, a), range(b, self.b)):
                 del items[bisect_left(items, self._item(vals, j))]
             for j in range(self.b, b):
                 insort(items, self._item(vals, j))
