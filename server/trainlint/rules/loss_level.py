@@ -516,11 +516,17 @@ def check_dead_run(ctx: Context) -> CheckResult:
         # when even that change plus dead_run_noise_z errors falls short of the required improvement. This
         # replaced two guards: the windows of 5 before the last must not show the improvement either, and a live
         # run whose loss is falling right now is not dead.
+        # The noise itself is measured from few changes early in a run (9 for 10 points: its own standard error is
+        # about a fifth of it), and a FAIL must hold even if it was measured low: the line's error is taken at the
+        # noise's upper bound (two of its own errors above, as TP-DIVERGE does). A healthy per-step loss that rose
+        # over its first 10 points (population hf-healthy-025, 7.044 -> 7.697) was a FAIL at 12% of its run.
         sigma, changes = log_noise(vals, 0, len(vals))
+        hi = noise_upper(sigma, changes) if sigma == sigma else 0.0
         fit, n_fit = fitted_change(s, seg)
-        se = sigma * math.sqrt(12 / n_fit) if sigma == sigma and n_fit > 2 else 0.0
+        se = hi * math.sqrt(12 / n_fit) if n_fit > 2 else 0.0
         allowed = 1 - math.exp(-(fit + th.dead_run_noise_z * se)) if n_fit > 2 else 1.0
-        values.update(sigma=Ratio(sigma if sigma == sigma else 0.0), changes=changes, allowed=Ratio(allowed),
+        values.update(sigma=Ratio(sigma if sigma == sigma else 0.0), sigma_upper=Ratio(hi), changes=changes,
+                      allowed=Ratio(allowed),
                       fitted=Ratio(1 - math.exp(-fit) if n_fit > 2 else 0.0), fit_points=n_fit,
                       z_dead=Ratio(th.dead_run_noise_z))
         res.measurements.append(Measurement("dead-run", s.label, values,
@@ -541,7 +547,7 @@ def check_dead_run(ctx: Context) -> CheckResult:
                     "first {window} {start} (to step {start_last}): improvement {improvement}, below the required "
                     "{required}; judged over its noise: a line through all {fit_points} log values falls {fitted} "
                     "from start to end, at most {allowed} within {z_dead} standard errors (log-loss noise {sigma}, "
-                    "from the MAD of {changes} point-to-point changes)")
+                    "from the MAD of {changes} point-to-point changes; {sigma_upper} at its upper bound)")
         f = Finding(TP_DEAD_RUN.id, TP_DEAD_RUN.level,
                     "The loss at the end is not lower than at the start: the model may not be learning "
                     "(learning rate zero or far too low, frozen parameters, labels without signal).",
