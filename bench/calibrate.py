@@ -49,7 +49,7 @@ FAULT_RULES: dict[str, tuple[str, ...]] = {
     "diverge": ("TP-DIVERGE", "TL-REWARD-COLLAPSE"),
     "late-diverge": ("TP-DIVERGE", "TL-REWARD-COLLAPSE"),
     "nan": ("TP-NAN", "TP-NAN-GRAD", "TL-NAN-HIDDEN"),
-    "frozen": ("TP-ZERO-GRAD", "TL-ZERO-GRAD-ONSET", "TP-FLAT", "TP-FLAT-ONSET", "TP-DEAD-RUN"),
+    "frozen": ("TP-ZERO-GRAD", "TL-ZERO-GRAD-ONSET", "TP-FLAT", "TP-FLAT-ONSET", "TP-DEAD-RUN", "TL-HELDOUT-STILL"),
     "lr-zero": ("TP-ZERO-LR", "TP-ZERO-LR-PARTIAL", "TP-FLAT-ONSET"),
     "overfit": ("TP-OVERFIT", "TL-HELDOUT-RISE"),
     "eval-on-train": ("TL-EVAL-BELOW-TRAIN",),

@@ -163,6 +163,20 @@ def test_zero_grad_onset_on_a_run_frozen_mid_way():
     faithful(f)
 
 
+def test_zero_grad_on_a_run_frozen_from_its_first_step():
+    # the population's hf-frozen-001: every parameter frozen from step 0, `grad_norm` 0 at all 88 logs. The waiver
+    # ("the loss improved, so the norm is a placeholder") compared the noisiest point with the first (min 7.46 <
+    # 0.95 x 9.388) and waived it; measured over its noise the per-batch loss did not fall at all
+    path = POPULATION / "hf" / "hf-frozen-001" / "train.log"
+    if not path.exists():
+        pytest.skip(f"population run not available: {path}")
+    f = only(judge(path), "TP-ZERO-GRAD")
+    v = f.evidence.values
+    assert (f.level, f.location.line, v["points"], v["fit_points"]) == (Level.FAIL, 1, 88, 88)
+    assert (round(float(v["fitted"]), 4), round(float(v["sigma"]), 4)) == (-0.011, 0.1776)
+    faithful(f)
+
+
 def test_zero_grad_onset_not_on_a_healthy_run_and_not_below_five_points(tmp_path):
     assert "TL-ZERO-GRAD-ONSET" not in ids(judge(LIVE / "hf-healthy" / "train.log"))
     rows = [{"step": i, "loss": 2.0 - 0.1 * i, "grad_norm": 1.0 if i < 6 else 0.0} for i in range(10)]

@@ -154,6 +154,19 @@ class Thresholds:
     eval_below_train_min_evals: int = 3
     #: The train level at an evaluation is the median of at most this many train points up to its step.
     eval_below_train_window: int = 5
+    #: TL-HELDOUT-STILL (issue 30): a held-out loss is still when its last evaluations stay within this share of
+    #: their lowest value. Measured on the population's tune half: the four Lightning runs frozen from the first
+    #: step (no gradient norm logged, AdamW's decay moving `val_loss` by 1e-6 to 4e-5 a evaluation) span 3.4e-6 to
+    #: 8.1e-4 of their value over all their evaluations; no healthy run's first 5 evaluations span less than 0.0137
+    #: (report half; 0.0245 on the tune half). 3e-3 leaves 3.7x above the frozen and 4.5x below the healthy.
+    heldout_still_rel_range: float = 3e-3
+    #: ... over at least this many evaluations (four intervals: one repeated value is not a stopped model) ...
+    heldout_still_min_evals: int = 5
+    #: ... and, when evaluations came before the stretch, its spread is at most this share of the median absolute
+    #: log change per evaluation before it (at least 4 changes): a converging plateau keeps moving by a share of its
+    #: earlier steps. Tune half: the frozen hf-frozen-000 and torch-frozen-000 measure 0.002 and 0; the lowest
+    #: healthy run at any prefix 0.036 (lightning-healthy-011; report half 0.042): 0.01 leaves 3.6x.
+    heldout_still_movement_ratio: float = 0.01
     # -- timing --------------------------------------------------------------------------------
     #: trainproof: recent step time more than 3x the early step time is a cliff.
     step_time_cliff_ratio: float = 3.0
