@@ -30,8 +30,8 @@ FAULTS = ("diverge", "late-diverge", "nan", "frozen", "lr-zero", "overfit", "eva
 
 
 # ---------------------------------------------------------------------------------------------- shared pieces
-def lr_mult(p: dict, step: int, label: str, total: int) -> float:
-    """The learning-rate multiplier at ``step``: the run's schedule, then its fault."""
+def schedule(p: dict, step: int, total: int) -> float:
+    """The run's own learning-rate multiplier at ``step``: warm-up, then its decay (no fault)."""
     warm = p.get("warmup", 0)
     kind = p.get("schedule", "constant")
     if warm and step < warm:
@@ -49,12 +49,28 @@ def lr_mult(p: dict, step: int, label: str, total: int) -> float:
             m = 0.3 ** int(t * 3)
         else:
             m = 1.0
+    return m
+
+
+def lr_mult(p: dict, step: int, label: str, total: int) -> float:
+    """The learning-rate multiplier at ``step``: the run's schedule, then its fault.
+
+    A late divergence ramps geometrically from where the schedule stood at the onset to ``peak`` times the base
+    learning rate at the last step, whatever the schedule would have decayed to by then: multiplying the decayed
+    schedule by a growth factor (as this did first) left a linear or cosine run at 0.02 of its ramp's target: 13 of
+    28 runs ended below 10x their base learning rate, 5 below 1.2x, and 18 ended within 2x of their lowest loss (8
+    at it). ``ramp`` (steps) ends
+    the ramp sooner and holds the peak: scikit-learn stops a fit 10 epochs after its best loss, before a ramp over
+    the whole tail has taken the learning rate anywhere."""
+    m = schedule(p, step, total)
     onset = p.get("onset")
     if onset is not None and step >= onset:
         if label == "diverge":
             m *= p["factor"]
         elif label == "late-diverge":
-            m *= p["growth"] ** (step - onset + 1)
+            start = schedule(p, onset, total)
+            frac = min(1.0, (step - onset + 1) / max(1, p.get("ramp") or total - onset))
+            m = start * (p["peak"] / start) ** frac
         elif label == "lr-zero":
             m = 0.0
     return m
