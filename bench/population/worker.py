@@ -159,7 +159,7 @@ def run_hf(p: dict, label: str, out: str) -> None:
             yy = self.y[i]
             if self.train and label == "overfit" and self.step >= p["onset"]:
                 i = i % small  # from the onset the loader serves a few examples with noisy labels
-                yy = self.y[i] + 2.0 * ((i * 7919) % 13 / 6.0 - 1.0)
+                yy = self.y[i] + p.get("label_noise", 2.0) * ((i * 7919) % 13 / 6.0 - 1.0)
             if self.train and spike_batch(p, self.step):
                 yy = yy * 20
             return {"x": self.x[i], "labels": yy}
@@ -256,7 +256,8 @@ def run_lightning(p: dict, label: str, out: str) -> None:
                 die()
             xb, yb = b
             if label == "overfit" and s >= p["onset"]:
-                xb, yb = torch.tensor(x[:16]), torch.tensor(y[:16]) + 1.5 * torch.sin(torch.arange(16.0) * 3)
+                noisy = p.get("label_noise", 1.5) * torch.sin(torch.arange(16.0) * 3)
+                xb, yb = torch.tensor(x[:16]), torch.tensor(y[:16]) + noisy
             if spike_batch(p, s):
                 yb = yb * 20
             loss = nn.functional.mse_loss(self.net(xb).squeeze(-1), yb)
@@ -418,7 +419,7 @@ def run_torch(p: dict, label: str, out: str) -> dict:
         xb, yb = x[idx], y[idx]
         clock["data"] += time.time() - t_data
         if label == "overfit" and step >= p["onset"]:
-            xb, yb = x[:16], y[:16] + 1.5 * torch.sin(torch.arange(16.0) * 3)
+            xb, yb = x[:16], y[:16] + p.get("label_noise", 1.5) * torch.sin(torch.arange(16.0) * 3)
         if spike_batch(p, step):
             yb = yb * 20
         loss = nn.functional.mse_loss(model(xb).squeeze(-1), yb)
@@ -512,7 +513,7 @@ def run_lightgbm(p: dict, label: str, out: str) -> None:
         b = lgb.train(params, dtrain, p["onset"], valid_sets=sets, valid_names=names, callbacks=cbs,
                       keep_training_booster=True)
         rng = np.random.default_rng(p["seed"])
-        xs, ys = x[:40], y[:40] + 2.0 * rng.normal(size=40).astype("float32")
+        xs, ys = x[:40], y[:40] + p.get("label_noise", 2.0) * rng.normal(size=40).astype("float32")
         d2 = lgb.Dataset(xs, ys, free_raw_data=False)
         lgb.train(dict(params, min_data_in_leaf=1, num_leaves=31), d2, rounds - p["onset"],
                   valid_sets=[d2, lgb.Dataset(xv, yv, reference=d2)], valid_names=names, init_model=b, callbacks=cbs)
