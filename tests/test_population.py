@@ -148,3 +148,17 @@ def test_an_overfit_run_shows_in_its_log() -> None:
             bad.append(r["id"])
     assert bad == []
 
+
+def test_a_scikit_learn_fit_that_reaches_max_iter_says_so() -> None:
+    """sklearn's MLP warns (ConvergenceWarning, on stderr) when a fit stops at max_iter; a user's `2>&1` log keeps
+    it. The first generator silenced warnings, so a fit that ran to its end and one killed mid-way ended alike."""
+    ran_out = 0
+    for r in _runs():
+        if r["framework"] != "sklearn" or r["label"] == "killed":
+            continue
+        with open(os.path.join(ROOT, r["path"], "train.log")) as f:
+            text = f.read()
+        if f"Iteration {r['params']['epochs']}, loss" in text:
+            ran_out += 1
+            assert f"Maximum iterations ({r['params']['epochs']}) reached" in text, r["id"]
+    assert ran_out >= 20
