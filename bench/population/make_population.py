@@ -110,19 +110,23 @@ def params(run: dict) -> dict:
         if fw == "sklearn":
             p["partial"] = rng.random() < 0.5
         return p
-    # the fault's onset: a random point of the run (late divergence: its last 15%)
+    # the fault's onset: a random point of the run (late divergence: in its last 15-30%)
     p["onset"] = int(total * rng.uniform(0.2, 0.8))
     if label in ("diverge", "late-diverge"):
         # the learning rate is taken to a level this model cannot train at: Adam at 0.5-3 (boosting: 2.5-6,
-        # past the step that overshoots), without clipping; late: a ramp to it over the last 15%
+        # past the step that overshoots), without clipping; late: a ramp to it from an onset in the last 15-30%
         p["optim"] = "adamw"
         target = _loguniform(rng, 2.5, 6) if fw == "lightgbm" else _loguniform(rng, 0.5, 3)
         p["clip"] = 1e9
         if label == "diverge":
             p["factor"] = round(target / p["lr"], 2)
         else:
-            p["onset"] = int(total * 0.85)
-            p["growth"] = round((target / p["lr"]) ** (1 / max(1, total - p["onset"])), 4)
+            # late: the learning rate ramps from the onset (in the last 15-30% of the run) to the target, as a
+            # multiple of the base learning rate (worker.lr_mult), whatever the schedule had decayed to
+            p["onset"] = int(total * rng.uniform(0.7, 0.85))
+            p["peak"] = round(target / p["lr"], 2)
+            if fw == "sklearn":  # its n_iter_no_change=10 ends the fit 10 epochs after the best loss
+                p["ramp"] = 6
     elif label == "frozen":
         p["onset"] = rng.choice([0, p["onset"]])
     elif label == "stall":
@@ -139,10 +143,19 @@ def params(run: dict) -> dict:
     elif label == "nan":
         p["nan_filter"] = rng.choice([True, False])
     elif label == "overfit":
+        # from the onset the run fits a few examples with noisy labels, hard: Adam at a constant learning rate
+        # high enough to memorise them in the steps left, more capacity, label noise about the targets' spread
+        # (a decaying schedule at 3e-4, or SGD, left most such runs still improving on held-out data)
         p["onset"] = int(total * rng.uniform(0.2, 0.5))
+        p["schedule"] = "constant"
+        p["label_noise"] = 3.0
         if fw in ("hf", "lightning", "torch"):
-            p["hidden"] = 64
+            p["hidden"] = 128
+            p["optim"] = "adamw"
+            p["lr"] = _loguniform(rng, 2e-3, 1e-2)
             p["eval_every"] = max(5, min(p["eval_every"], total // 12))
+        elif fw == "lightgbm":
+            p["lr"] = _loguniform(rng, 0.08, 0.2)
     if fw == "sklearn" and label != "healthy":
         p["partial"] = True
     return p
