@@ -54,11 +54,11 @@ def test_diverge_a_rise_beyond_its_noise_needs_a_fifth_not_a_half(tmp_path):
     base lr): the epoch loss rose from its lowest level 0.1015 to 0.1250 over its last five epochs, 1.23x, 76 level
     errors above the lowest level where 5.95 were needed. trainproof's 1.5x (a guard against noise before the noise
     was measured) let it pass; the windowed test now needs divergence_min_ratio (1.2). A healthy run's rise that
-    stands out of a smooth loss is small: sklearn-healthy-043 (SGD with warm restarts) cut at 75% of its lines ends 1.02x its lowest
-    level, 6.5 level errors above it (5.69 needed), and passes. A rise under 1.5x must stand out of the noise at its
-    upper bound too: hf-healthy-041's first ten losses (batch 8, noisy labels) jump by 0.3 in log at every point,
-    but the MAD of their nine changes is 0.0547; its 1.44x end is 5.35 level errors over that (5.29 needed), 3.01
-    over the noise's upper bound 0.0972, and passes."""
+    stands out of a smooth loss is small: sklearn-healthy-043 (SGD with warm restarts) cut at 75% of its lines ends
+    1.02x its lowest level, 6.5 level errors above it (5.69 needed), and passes. A rise under 1.5x must stand out of
+    the noise at its upper bound too: hf-healthy-041's first ten losses (batch 8, noisy labels) jump by 0.3 in log
+    at every point, but the MAD of their nine changes is 0.0547; its 1.44x end is 5.35 level errors over that (5.29
+    needed), 3.01 over the noise's upper bound 0.0972, and passes."""
     f = only(judge(LOGS / "sklearn-lr-ramp" / "train.log"), "TP-DIVERGE")
     v = f.evidence.values
     assert (f.level, f.location.line, v["window"], v["end_first"], v["end_last"]) == (Level.FAIL, 102, 5, 98, 102)
