@@ -6,7 +6,6 @@ import bisect
 import itertools
 import math
 from array import array
-from collections import deque
 from collections.abc import Sequence
 
 from ..core.model import Role, Series
@@ -242,12 +241,14 @@ def _wall_step_cliff(ctx: Context, res: CheckResult) -> None:
 
 class _LoaderShares:
     """Loader time over step time at each step both were logged, followed as both series grow. Steps that
-    only go up are paired by a merge that forgets the step times behind it; otherwise by a table of them."""
+    only go up are paired by a merge: a position in the step-time series that only moves forward (a queue of
+    the step times ahead of it held every one as a Python tuple, 350 MB at the peak of judging a 1 GB Coqui
+    log); otherwise by a table of them."""
 
     def __init__(self, step_stats: object, merge: bool) -> None:
         self.step_stats = step_stats   # the step-time series' cache these shares were made against
         self.merge = merge
-        self.ahead: deque[tuple[float, float]] = deque()  # merge: step times at or past the last loader step
+        self.pos = 0                   # merge: the step-time point at or past the last loader step
         self.by_step: dict[float, float] = {}             # table: every positive step time by step
         self.max_step = -math.inf      # the largest step of a step-time point taken
         self.step_n = 0                # step-time points taken
@@ -272,24 +273,23 @@ def loader_shares(ld: Series, st: Series, table: bool = False) -> _LoaderShares:
     for x, v in zip(st.steps[sh.step_n:], st.values[sh.step_n:], strict=True):
         if x <= sh.max_step and (sh.loader_n or sh.merge):  # a step time logged again: pair by table
             return loader_shares(ld, st, table=True)
-        if math.isfinite(v) and v > 0:
-            if sh.merge:
-                sh.ahead.append((x, v))
-            else:
-                sh.by_step[x] = v
+        if not sh.merge and math.isfinite(v) and v > 0:
+            sh.by_step[x] = v
         sh.max_step = max(sh.max_step, x)
     sh.step_n = len(st)
     todo, sh.waiting = itertools.chain(sh.waiting, range(sh.loader_n, len(ld))), []
-    ahead, by_step = sh.ahead, sh.by_step
+    by_step, st_steps, st_vals = sh.by_step, st.steps, st.values
     for i in todo:
         x, v = ld.steps[i], ld.values[i]
         if x > sh.max_step:
             sh.waiting.append(i)
             continue
         if sh.merge:
-            while ahead and ahead[0][0] < x:  # step times no loader point can pair with any more
-                ahead.popleft()
-            t = ahead[0][1] if ahead and ahead[0][0] == x else None
+            p = sh.pos  # past step times no loader point can pair with any more, and those not positive
+            while p < sh.step_n and (st_steps[p] < x or not (math.isfinite(st_vals[p]) and st_vals[p] > 0)):
+                p += 1
+            sh.pos = p
+            t = st_vals[p] if p < sh.step_n and st_steps[p] == x else None
         else:
             t = by_step.get(x)
         if t is not None and math.isfinite(v):
