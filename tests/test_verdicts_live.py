@@ -351,6 +351,22 @@ def test_a_resume_into_an_hf_stdout_without_a_bar_is_found_by_its_epoch():
         assert not {"TL-RESUME", "TL-LR-RESUME"} & ids(judge(healthy)), healthy
 
 
+def test_a_resumed_schedule_that_climbs_past_the_earlier_rate_warns_where_it_is_farthest():
+    """Population torch-resume-nosched-003 (tune half; a SummaryWriter loop, crashed at step 118, resumed from step 80
+    with a fresh schedule): 5 updates into its new warm-up the rate is 0.617x the decayed rate the earlier attempt
+    had at step 85, within 2x, and TL-LR-RESUME passed it; the warm-up then climbs to 3.3x the earlier attempt's
+    rate at the same steps (step 110). Every step both attempts logged is compared, and the farthest pair reported."""
+    ev = next((FIXTURES / "population" / "torch" / "torch-resume-nosched-003" / "runs").glob("events.out.*"))
+    rep = judge(ev)
+    f = only(rep, "TL-LR-RESUME")
+    v = f.evidence.values
+    assert f.evidence.text == ("`lr`: 0.0169 at step 110, 3.33x the 0.00507 the earlier attempt logged at step 110 "
+                               "(threshold 2x either way); the resumed attempt's first rate, at step 85, was 0.617x")
+    assert (v["resume_step"], v["step"], v["was_step"]) == (85, 110, 110)
+    assert f.related[0].location.record == 78
+    faithful(f)
+
+
 def test_nanogpt_divergence_fails_only_after_the_climb(tmp_path: Path):
     # nanoGPT's train.py at AdamW lr 1.5 without clipping: 10.8 -> 3.79 (steps 65-85), then 8.4 at step 115 and
     # 28-48 from step 120 on
