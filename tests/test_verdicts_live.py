@@ -330,6 +330,43 @@ def test_a_real_resume_keeps_its_rate_and_a_log_without_a_seam_is_skipped():
     assert judge(LIVE / "hf-healthy" / "train.log").skipped["lr-resume"].reason == Skip.NOT_APPLICABLE
 
 
+def test_a_resume_into_an_hf_stdout_without_a_bar_is_found_by_its_epoch():
+    """HF's Trainer without tqdm prints its dicts with no step; their place is their count. Population
+    hf-resume-nosched-000 and -002 crashed, then resumed from a checkpoint whose scheduler.pt was lost: the count
+    of dicts kept rising, so the steps never went back and TL-LR-RESUME skipped both ("no resume in this log").
+    Each dict's `epoch` (global step / steps per epoch) goes back at the resume (3.172 -> 3.062; 3.875 -> 2.25):
+    the resumed dict takes the place of the earlier attempt's dict of that epoch, and its fresh warm-up rate is set
+    against the rate that dict had."""
+    pop = FIXTURES / "population" / "hf"
+    for run, line, step, now, was, before_line in (("hf-resume-nosched-000", 36, 28, 0.0003056, 0.00326, 32),
+                                                   ("hf-resume-nosched-002", 38, 18, 4.869e-05, 0.000633, 20)):
+        rep = judge(pop / run / "train.log")
+        f = only(rep, "TL-LR-RESUME")
+        v = f.evidence.values
+        assert (f.location.line, v["step"], v["now"], v["was"], v["was_step"]) == (line, step, now, was, step), run
+        assert f.related[0].location.line == before_line, run
+        assert "TL-RESUME" in ids(rep), run
+        faithful(f)
+    for healthy in sorted(pop.glob("hf-healthy-00*/train.log")):
+        assert not {"TL-RESUME", "TL-LR-RESUME"} & ids(judge(healthy)), healthy
+
+
+def test_a_resumed_schedule_that_climbs_past_the_earlier_rate_warns_where_it_is_farthest():
+    """Population torch-resume-nosched-003 (tune half; a SummaryWriter loop, crashed at step 118, resumed from step 80
+    with a fresh schedule): 5 updates into its new warm-up the rate is 0.617x the decayed rate the earlier attempt
+    had at step 85, within 2x, and TL-LR-RESUME passed it; the warm-up then climbs to 3.3x the earlier attempt's
+    rate at the same steps (step 110). Every step both attempts logged is compared, and the farthest pair reported."""
+    ev = next((FIXTURES / "population" / "torch" / "torch-resume-nosched-003" / "runs").glob("events.out.*"))
+    rep = judge(ev)
+    f = only(rep, "TL-LR-RESUME")
+    v = f.evidence.values
+    assert f.evidence.text == ("`lr`: 0.0169 at step 110, 3.33x the 0.00507 the earlier attempt logged at step 110 "
+                               "(threshold 2x either way); the resumed attempt's first rate, at step 85, was 0.617x")
+    assert (v["resume_step"], v["step"], v["was_step"]) == (85, 110, 110)
+    assert f.related[0].location.record == 78
+    faithful(f)
+
+
 def test_nanogpt_divergence_fails_only_after_the_climb(tmp_path: Path):
     # nanoGPT's train.py at AdamW lr 1.5 without clipping: 10.8 -> 3.79 (steps 65-85), then 8.4 at step 115 and
     # 28-48 from step 120 on

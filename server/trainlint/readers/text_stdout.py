@@ -16,6 +16,7 @@ step (config dumps, printed source code) are not read as measurements.
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import math
 import re
@@ -96,6 +97,9 @@ class _State:
     step: float | None = None
     total: int | None = None
     hf_train_index: int = 0
+    hf_dicts: int = 0  # train dicts printed, whatever their place
+    # the epoch of the train dict at each place of the count (index mode): a resume's epoch goes back to one of them
+    hf_index_epochs: list[float] = field(default_factory=list)
     # progress bars: the training bar's largest total, its last global step, the first epoch number seen
     bar_total: int = 0
     bar_step: float | None = None
@@ -358,10 +362,12 @@ class TextStdoutReader(FormatReader):
         is_eval = any(k.startswith("eval_") for k in keys)
         if not is_eval:
             st.hf_train_index += 1
+            st.hf_dicts += 1
             # The Trainer prints a closing `train_runtime` dict through the same callback when train() returns:
             # TL-RUN-INCOMPLETE sets the count of train dicts against its absence (END_OF_RUN above).
-            self.log.facts["hf_train_dicts"] = st.hf_train_index
+            self.log.facts["hf_train_dicts"] = st.hf_dicts
             self._decide_hf_steps(st)
+            self._hf_index_resume(st, pairs)
         if st.hf_mode != "index" and st.bar_step is not None:
             step, basis = st.bar_step, "progress-bar"
             step = self._hf_lag(st, pairs, step, is_eval)
@@ -413,6 +419,26 @@ class TextStdoutReader(FormatReader):
                 step = last[0] + 1  # the epoch's digits do not pin the step, and the bar did not move
             st.hf_last = (step, ep)
         return step
+
+    @staticmethod
+    def _hf_index_resume(st: _State, pairs: list[re.Match[str]]) -> None:
+        """A train dict's place when the count of dicts is the step (no bar): a resume into the same stdout prints
+        the dicts from its checkpoint's step again, and only their `epoch` (global step / steps per epoch, rising
+        within an attempt) shows it. A dict whose epoch is below the last one's takes the place after the earlier
+        dicts of lower epochs, so the steps go back at the seam as a logged step counter's do."""
+        m = next((p for p in pairs if p.group("key") == "epoch"), None)
+        try:
+            ep = float(m.group("v")) if m is not None else math.nan
+        except ValueError:
+            ep = math.nan
+        if not math.isfinite(ep):
+            return
+        epochs = st.hf_index_epochs
+        if epochs and ep < epochs[-1] and st.hf_mode == "index":
+            del epochs[bisect.bisect_left(epochs, ep):]
+            st.hf_train_index = len(epochs) + 1
+        del epochs[st.hf_train_index - 1:]
+        epochs.extend([ep] * (st.hf_train_index - len(epochs)))
 
     def _decide_hf_steps(self, st: _State) -> None:
         if st.hf_mode is not None:
