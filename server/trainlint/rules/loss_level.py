@@ -369,6 +369,66 @@ def _against_noise(ctx: Context, s: Series, vals: list[float], seg: int, w: int,
     return noisy, text
 
 
+def _heldout_jump(ctx: Context, s: Series, after: float) -> dict[str, Any] | None:
+    """A held-out loss of the same run whose last evaluation, at a step after ``after``, is above its best by
+    ``overfit_ratio`` and by ``divergence_noise_z`` plus the best's selection among its evaluations over its own
+    noise at the upper bound (two single evaluations: sqrt 2 of it): the values naming it, or None. O(1) but the
+    noise's bounded span."""
+    th = ctx.th
+    for h in same_run(ctx.judged(Role.EVAL_LOSS)[0], s.name):
+        st = stats(h)
+        n = st.count_fin
+        if n < 3 or st.fin_best < 0 or st.fin_best == n - 1:
+            continue
+        vals = st.fin_vals
+        best, last, step = vals[st.fin_best], vals[-1], h.steps[st.fin_idx[-1]]
+        sigma, changes = log_noise(vals, 0, n)
+        if best <= 0 or step <= after or last / best <= th.overfit_ratio or sigma != sigma:
+            continue
+        hi = noise_upper(sigma, changes)
+        z = z_of(math.log(last / best), math.sqrt(2) * hi)
+        need = th.divergence_noise_z + selection(n)
+        if z >= need:
+            return {"held_series": h.label, "held_best": best, "held_last": last, "held_ratio": Ratio(last / best),
+                    "held_step": Step(step), "held_sigma_upper": Ratio(hi), "held_z": Ratio(z),
+                    "held_need": Ratio(need)}
+    return None
+
+
+def _end_jump(ctx: Context, s: Series, vals: Sequence[float], idx: list[int], seg: int, w: int,
+              lo: float, lo_win: tuple[int, int]) -> dict[str, Any] | None:
+    """The last point alone far above the lowest level, where the end window's median cannot show it: a loss that
+    blew up at the last logged step (an lr ramp's peak, population hf-late-diverge-001: 55.33 after a level of
+    3.6) is one point of the window, and the median is that of the points before it. One point is a spike the run
+    may recover from, so it counts only when a held-out loss evaluated after the point before it rose beyond its
+    own noise too, and the point stands out of the loss's noise at its upper bound by the windowed test's margin
+    and above trainproof's one-point ratio (max_loss_divergence_ratio). The values naming it, or None."""
+    th = ctx.th
+    last = vals[-1]
+    if w == 1 or len(vals) - seg < 2 or last / lo <= th.max_loss_divergence_ratio:
+        return None
+    sigma, changes = log_noise(vals, seg, len(vals) - 1)
+    if sigma != sigma:
+        return None
+    hi = noise_upper(sigma, changes)
+    z = z_of(math.log(last / lo), level_se(hi, 1, lo_win[1] - lo_win[0]))
+    need = th.divergence_noise_z + selection(max(1, (len(vals) - seg) // w))
+    if z < need or (held := _heldout_jump(ctx, s, s.steps[idx[-2]])) is None:
+        return None
+    return {"last": last, "jump_step": Step(s.steps[idx[-1]]), "jump_ratio": Ratio(last / lo),
+            "jump_sigma_upper": Ratio(hi), "jump_z": Ratio(z), "jump_need": Ratio(need), **held}
+
+
+#: TP-DIVERGE's evidence when the last point alone rose (``_end_jump``)
+_JUMP = ("{series}: last value {last} at {unit} {jump_step} is {jump_ratio}x the lowest level {minimum} (median of "
+         "points at {unit}s {min_first}-{min_last}), while the end level {end} (median of the last {window} points) "
+         "is {ratio}x it; judged over its noise: {jump_z} errors of one point above the lowest level, where "
+         "{jump_need} were needed (log-loss noise at its upper bound {jump_sigma_upper}); corroborated by "
+         "{held_series}, whose last evaluation at {unit} {held_step} is {held_last}, {held_ratio}x its best "
+         "{held_best}: {held_z} errors of its own noise at the upper bound {held_sigma_upper}, where {held_need} "
+         "were needed")
+
+
 def _divergence_finding(ctx: Context, s: Series, values: dict[str, Any], w: int, descended: bool, idx: list[int],
                         end_win: tuple[int, int], lo_win: tuple[int, int], lo: float, since_seam: int) -> Finding:
     """The TP-DIVERGE finding: on the last point, with the lowest level and the end window as related places."""
@@ -377,6 +437,8 @@ def _divergence_finding(ctx: Context, s: Series, values: dict[str, Any], w: int,
     if w == 1:
         template = (f"{{series}}: last value {{end}} at {unit} {{end_last}} is {{ratio}}x the minimum {{minimum}} "
                     f"at {unit} {{min_last}} (threshold {{threshold}})")
+    elif "jump_z" in values:
+        template = _JUMP.replace("{unit}", unit)
     else:
         template = (f"{{series}}: end level {{end}} (median of the last {{window}} points, {unit}s "
                     f"{{end_first}}-{{end_last}}) is {{ratio}}x the lowest level {{minimum}} (median of points at "
@@ -397,6 +459,9 @@ def _divergence_finding(ctx: Context, s: Series, values: dict[str, Any], w: int,
     message = ("The loss ends well above the lowest level it reached: training may have become unstable "
                "(learning rate too high, a bad stretch of data, a precision overflow), or the run kept going "
                "past its best point. Compare with the held-out loss and look at what changed after the minimum.")
+    if "jump_z" in values:
+        message += (" Only the last point is that high, and the held-out loss evaluated after the point before it "
+                    "rose too.")
     level = TP_DIVERGE.level
     early = too_early(ctx, s, since_seam)
     if early is not None:
@@ -471,8 +536,16 @@ def check_divergence(ctx: Context) -> CheckResult:
         start_low = w > 1 and ratio <= th.max_loss_divergence_ratio and not descended
         if start_low and ratio > threshold:
             text += f"; a rise under {th.max_loss_divergence_ratio:g}x from the level the run started at"
-        res.measurements.append(Measurement("divergence", s.label, values, text))
+        jump = None
         if ratio <= threshold or noisy or start_low:
+            jump = _end_jump(ctx, s, vals, idx, seg, w, lo, lo_win)
+            if jump is not None:
+                values.update(jump)
+                text += (f"; last point {jump['jump_ratio']:.3g}x the lowest level, {jump['jump_z']:.3g} errors of "
+                         f"one point (needs {jump['jump_need']:.3g}), {jump['held_series']} {jump['held_ratio']:.3g}x "
+                         "its best")
+        res.measurements.append(Measurement("divergence", s.label, values, text))
+        if (ratio <= threshold or noisy or start_low) and jump is None:
             return None
         f = _divergence_finding(ctx, s, values, w, descended, idx, end_win, lo_win, lo, len(vals) - seg)
         res.findings.append(f)
