@@ -112,6 +112,23 @@ def test_diverge_a_blow_up_at_the_last_point_corroborated_by_the_held_out_loss(t
     faithful(f)
 
 
+def test_diverge_a_small_rise_that_is_what_is_left_of_a_blow_up():
+    """Population sklearn-diverge-001 (report half): the lr is multiplied 14,240x for some iterations; the epoch
+    loss jumps from 0.4114 to 2.7215 at iteration 48 (6.48x its lowest level), falls back, and ends 1.16x its lowest
+    level, 49.8 level errors above it (5.69 needed). Under divergence_min_ratio (1.2) a rise needs another measure of
+    its size: a blow-up between the lowest level and the end, above max_loss_divergence_ratio (1.5) and beyond the
+    noise at its upper bound by the same margin, of which the end is what is left. A warm restart's bump
+    (sklearn-healthy-043: 1.03x) is not one (test_diverge_a_rise_beyond_its_noise_needs_a_fifth_not_a_half)."""
+    f = only(judge(POPULATION / "sklearn" / "sklearn-diverge-001" / "train.log"), "TP-DIVERGE")
+    v = f.evidence.values
+    assert (f.level, f.location.line, v["peak_step"], v["peak"], round(v["peak_ratio"], 2)) == \
+        (Level.FAIL, 58, 48, 2.72151568, 6.48)
+    assert (round(v["ratio"], 2), round(v["z"], 1), round(v["z_need"], 2), round(v["peak_z"], 1)) == \
+        (1.16, 49.8, 5.69, 269.4)
+    assert [(r.role, r.location.line) for r in f.related] == [("minimum", 45), ("window-start", 54), ("peak", 48)]
+    faithful(f)
+
+
 def test_diverge_a_small_rise_counts_from_a_level_the_loss_descended_to(tmp_path):
     """An mmdet detector's loss (a running average) starts low while its warm-up matches few proposals: 0.425 over
     steps 1-8, 1.28 at step 76, then falling. At 85% of its log (1,069 lines) it is 0.536, 1.26x its start and 227

@@ -419,6 +419,50 @@ def _end_jump(ctx: Context, s: Series, vals: Sequence[float], idx: list[int], se
             "jump_sigma_upper": Ratio(hi), "jump_z": Ratio(z), "jump_need": Ratio(need), **held}
 
 
+def _blow_up_left(ctx: Context, s: Series, vals: Sequence[float], idx: list[int], w: int, lo: float,
+                  lo_win: tuple[int, int], values: dict[str, Any]) -> dict[str, Any] | None:
+    """A rise under divergence_min_ratio, established over the noise, that is what is left of a blow-up: a point
+    between the lowest level and the end above max_loss_divergence_ratio x the lowest level and beyond the noise at
+    its upper bound by the windowed test's margin. The size guard keeps a healthy warm restart's bump (1.02x, beyond
+    the noise of a smooth epoch loss) from firing; a loss that blew up to 6.5x and came back to 1.16x its lowest
+    level (population sklearn-diverge-001: the lr multiplied 14,240x) has its size measured by the blow-up. The
+    values naming the peak, or None. O(the points after the lowest window), only when such a rise is measured."""
+    th = ctx.th
+    after = range(lo_win[1], len(vals) - w)
+    if w == 1 or not after or "sigma_upper" not in values:
+        return None
+    k = max(after, key=lambda j: vals[j])
+    peak = vals[k]
+    z = z_of(math.log(peak / lo), level_se(float(values["sigma_upper"]), 1, lo_win[1] - lo_win[0]))
+    if peak / lo <= th.max_loss_divergence_ratio or z < float(values["z_need"]):
+        return None
+    return {"peak": peak, "peak_step": Step(s.steps[idx[k]]), "peak_ratio": Ratio(peak / lo), "peak_z": Ratio(z),
+            "peak_at": idx[k]}
+
+
+def _beyond_the_window(ctx: Context, s: Series, vals: Sequence[float], idx: list[int], seg: int, w: int,
+                       lo: float, lo_win: tuple[int, int], values: dict[str, Any],
+                       small: bool) -> tuple[dict[str, Any], str] | None:
+    """What fires TP-DIVERGE when the windowed test does not: a blow-up at the last point (``_end_jump``), or a
+    small rise beyond the noise (``small``) that is what is left of a blow-up (``_blow_up_left``); with the
+    measurement's text."""
+    if (jump := _end_jump(ctx, s, vals, idx, seg, w, lo, lo_win)) is not None:
+        return jump, (f"; last point {jump['jump_ratio']:.3g}x the lowest level, {jump['jump_z']:.3g} errors of one "
+                      f"point (needs {jump['jump_need']:.3g}), {jump['held_series']} {jump['held_ratio']:.3g}x its "
+                      "best")
+    if small and (peak := _blow_up_left(ctx, s, vals, idx, w, lo, lo_win, values)) is not None:
+        return peak, f"; what is left of a blow-up to {peak['peak_ratio']:.3g}x at step {fmt_step(peak['peak_step'])}"
+    return None
+
+
+#: TP-DIVERGE's evidence when a rise under divergence_min_ratio is what is left of a blow-up (``_blow_up_left``)
+_PEAK = ("{series}: end level {end} (median of the last {window} points, {unit}s {end_first}-{end_last}) is "
+         "{ratio}x the lowest level {minimum} (median of points at {unit}s {min_first}-{min_last}), under the "
+         "threshold {threshold}, and what is left of a blow-up: the loss reached {peak} at {unit} {peak_step}, "
+         "{peak_ratio}x the lowest level, {peak_z} errors of one point above it; judged over its noise: {z} level "
+         "errors above the lowest level, where {z_need} were needed (log-loss noise {sigma}, from the MAD of its last "
+         "{changes} point-to-point changes; {z_upper} over its upper bound {sigma_upper})")
+
 #: TP-DIVERGE's evidence when the last point alone rose (``_end_jump``)
 _JUMP = ("{series}: last value {last} at {unit} {jump_step} is {jump_ratio}x the lowest level {minimum} (median of "
          "points at {unit}s {min_first}-{min_last}), while the end level {end} (median of the last {window} points) "
@@ -439,6 +483,8 @@ def _divergence_finding(ctx: Context, s: Series, values: dict[str, Any], w: int,
                     f"at {unit} {{min_last}} (threshold {{threshold}})")
     elif "jump_z" in values:
         template = _JUMP.replace("{unit}", unit)
+    elif "peak_z" in values:
+        template = _PEAK.replace("{unit}", unit)
     else:
         template = (f"{{series}}: end level {{end}} (median of the last {{window}} points, {unit}s "
                     f"{{end_first}}-{{end_last}}) is {{ratio}}x the lowest level {{minimum}} (median of points at "
@@ -459,6 +505,9 @@ def _divergence_finding(ctx: Context, s: Series, values: dict[str, Any], w: int,
     message = ("The loss ends well above the lowest level it reached: training may have become unstable "
                "(learning rate too high, a bad stretch of data, a precision overflow), or the run kept going "
                "past its best point. Compare with the held-out loss and look at what changed after the minimum.")
+    peak_at = int(values.pop("peak_at")) if "peak_at" in values else None  # a position, not a measured value
+    if peak_at is not None:
+        message += " The end is what is left of a blow-up: the loss has not come back to its lowest level."
     if "jump_z" in values:
         message += (" Only the last point is that high, and the held-out loss evaluated after the point before it "
                     "rose too.")
@@ -476,6 +525,9 @@ def _divergence_finding(ctx: Context, s: Series, values: dict[str, Any], w: int,
     if w > 1:
         f.related.append(Related("window-start", ctx.point(s, idx[end_win[0]]), "the end window starts here"))
         f.marks[idx[end_win[0]]] = "window-start"
+    if peak_at is not None:
+        f.related.append(Related("peak", ctx.point(s, peak_at), f"the blow-up: {fmt_value(float(values['peak']))}"))
+        f.marks[peak_at] = "peak"
     return f
 
 
@@ -536,16 +588,14 @@ def check_divergence(ctx: Context) -> CheckResult:
         start_low = w > 1 and ratio <= th.max_loss_divergence_ratio and not descended
         if start_low and ratio > threshold:
             text += f"; a rise under {th.max_loss_divergence_ratio:g}x from the level the run started at"
-        jump = None
-        if ratio <= threshold or noisy or start_low:
-            jump = _end_jump(ctx, s, vals, idx, seg, w, lo, lo_win)
-            if jump is not None:
-                values.update(jump)
-                text += (f"; last point {jump['jump_ratio']:.3g}x the lowest level, {jump['jump_z']:.3g} errors of "
-                         f"one point (needs {jump['jump_need']:.3g}), {jump['held_series']} {jump['held_ratio']:.3g}x "
-                         "its best")
+        fires = not (ratio <= threshold or noisy or start_low)
+        if not fires and (more := _beyond_the_window(ctx, s, vals, idx, seg, w, lo, lo_win, values,
+                                                     small=ratio > 1 and noisy is False and not start_low)):
+            values.update(more[0])
+            text += more[1]
+            fires = True
         res.measurements.append(Measurement("divergence", s.label, values, text))
-        if (ratio <= threshold or noisy or start_low) and jump is None:
+        if not fires:
             return None
         f = _divergence_finding(ctx, s, values, w, descended, idx, end_win, lo_win, lo, len(vals) - seg)
         res.findings.append(f)
