@@ -83,6 +83,52 @@ def test_diverge_a_rise_beyond_its_noise_needs_a_fifth_not_a_half(tmp_path):
             round(m.values["z_upper"], 2)) == (0.0547, 9, 0.0972, 3.01)
 
 
+def test_diverge_a_blow_up_at_the_last_point_corroborated_by_the_held_out_loss(tmp_path):
+    """Population hf-late-diverge-001 (report half): the lr ramps to 1,056x its base over the last steps; the last
+    logged loss is 55.33, 23.1x the lowest level, and the evaluation at the same step reads 885.4, 909x its best. The
+    end window's median (3 of its 5 points) cannot show a blow-up of one point, so the windowed test measured end/min
+    1. The last point is judged alone against the noise (at its upper bound) when a held-out loss, evaluated after
+    the point before, rose beyond its own noise too. Without the evaluations the same last point is a spike the run
+    may recover from: no finding. lightgbm-late-diverge-003 is the same blow-up of a smooth boosting loss."""
+    src = POPULATION / "hf" / "hf-late-diverge-001" / "train.log"
+    f = only(judge(src), "TP-DIVERGE")
+    v = f.evidence.values
+    assert (f.level, f.location.line, v["jump_step"], v["held_step"]) == (Level.FAIL, 47, 36, 36)
+    assert (v["last"], round(v["jump_ratio"], 1), v["held_best"], v["held_last"], round(v["held_ratio"])) == \
+        (55.33, 15.3, 0.9739, 885.4, 909)
+    assert (round(v["jump_z"], 1), round(v["jump_need"], 2), round(v["held_z"], 1), round(v["held_need"], 2)) == \
+        (14.3, 5.47, 229.3, 5.73)
+    faithful(f)
+    cut = tmp_path / "train.log"
+    cut.write_text("".join(x for x in src.read_text().splitlines(keepends=True) if "eval_loss" not in x))
+    rep = judge(cut)
+    assert "TP-DIVERGE" not in ids(rep)
+    [m] = [m for m in rep.measurements if m.check == "divergence"]
+    assert round(m.values["raw_ratio"], 1) == 23.1 and "jump_z" not in m.values
+    f = only(judge(POPULATION / "lightgbm" / "lightgbm-late-diverge-003" / "train.log"), "TP-DIVERGE")
+    v = f.evidence.values
+    assert (f.location.line, v["last"], round(v["jump_ratio"], 2), round(v["held_ratio"], 2)) == \
+        (59, 2.5492, 2.61, 2.51)
+    faithful(f)
+
+
+def test_diverge_a_small_rise_that_is_what_is_left_of_a_blow_up():
+    """Population sklearn-diverge-001 (report half): the lr is multiplied 14,240x for some iterations; the epoch
+    loss jumps from 0.4114 to 2.7215 at iteration 48 (6.48x its lowest level), falls back, and ends 1.16x its lowest
+    level, 49.8 level errors above it (5.69 needed). Under divergence_min_ratio (1.2) a rise needs another measure of
+    its size: a blow-up between the lowest level and the end, above max_loss_divergence_ratio (1.5) and beyond the
+    noise at its upper bound by the same margin, of which the end is what is left. A warm restart's bump
+    (sklearn-healthy-043: 1.03x) is not one (test_diverge_a_rise_beyond_its_noise_needs_a_fifth_not_a_half)."""
+    f = only(judge(POPULATION / "sklearn" / "sklearn-diverge-001" / "train.log"), "TP-DIVERGE")
+    v = f.evidence.values
+    assert (f.level, f.location.line, v["peak_step"], v["peak"], round(v["peak_ratio"], 2)) == \
+        (Level.FAIL, 58, 48, 2.72151568, 6.48)
+    assert (round(v["ratio"], 2), round(v["z"], 1), round(v["z_need"], 2), round(v["peak_z"], 1)) == \
+        (1.16, 49.8, 5.69, 269.4)
+    assert [(r.role, r.location.line) for r in f.related] == [("minimum", 45), ("window-start", 54), ("peak", 48)]
+    faithful(f)
+
+
 def test_diverge_a_small_rise_counts_from_a_level_the_loss_descended_to(tmp_path):
     """An mmdet detector's loss (a running average) starts low while its warm-up matches few proposals: 0.425 over
     steps 1-8, 1.28 at step 76, then falling. At 85% of its log (1,069 lines) it is 0.536, 1.26x its start and 227

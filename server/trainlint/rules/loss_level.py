@@ -369,6 +369,110 @@ def _against_noise(ctx: Context, s: Series, vals: list[float], seg: int, w: int,
     return noisy, text
 
 
+def _heldout_jump(ctx: Context, s: Series, after: float) -> dict[str, Any] | None:
+    """A held-out loss of the same run whose last evaluation, at a step after ``after``, is above its best by
+    ``overfit_ratio`` and by ``divergence_noise_z`` plus the best's selection among its evaluations over its own
+    noise at the upper bound (two single evaluations: sqrt 2 of it): the values naming it, or None. O(1) but the
+    noise's bounded span."""
+    th = ctx.th
+    for h in same_run(ctx.judged(Role.EVAL_LOSS)[0], s.name):
+        st = stats(h)
+        n = st.count_fin
+        if n < 3 or st.fin_best < 0 or st.fin_best == n - 1:
+            continue
+        vals = st.fin_vals
+        best, last, step = vals[st.fin_best], vals[-1], h.steps[st.fin_idx[-1]]
+        sigma, changes = log_noise(vals, 0, n)
+        if best <= 0 or step <= after or last / best <= th.overfit_ratio or sigma != sigma:
+            continue
+        hi = noise_upper(sigma, changes)
+        z = z_of(math.log(last / best), math.sqrt(2) * hi)
+        need = th.divergence_noise_z + selection(n)
+        if z >= need:
+            return {"held_series": h.label, "held_best": best, "held_last": last, "held_ratio": Ratio(last / best),
+                    "held_step": Step(step), "held_sigma_upper": Ratio(hi), "held_z": Ratio(z),
+                    "held_need": Ratio(need)}
+    return None
+
+
+def _end_jump(ctx: Context, s: Series, vals: Sequence[float], idx: list[int], seg: int, w: int,
+              lo: float, lo_win: tuple[int, int]) -> dict[str, Any] | None:
+    """The last point alone far above the lowest level, where the end window's median cannot show it: a loss that
+    blew up at the last logged step (an lr ramp's peak, population hf-late-diverge-001: 55.33 after a level of
+    3.6) is one point of the window, and the median is that of the points before it. One point is a spike the run
+    may recover from, so it counts only when a held-out loss evaluated after the point before it rose beyond its
+    own noise too, and the point stands out of the loss's noise at its upper bound by the windowed test's margin
+    and above trainproof's one-point ratio (max_loss_divergence_ratio). The values naming it, or None."""
+    th = ctx.th
+    last = vals[-1]
+    if w == 1 or len(vals) - seg < 2 or last / lo <= th.max_loss_divergence_ratio:
+        return None
+    sigma, changes = log_noise(vals, seg, len(vals) - 1)
+    if sigma != sigma:
+        return None
+    hi = noise_upper(sigma, changes)
+    z = z_of(math.log(last / lo), level_se(hi, 1, lo_win[1] - lo_win[0]))
+    need = th.divergence_noise_z + selection(max(1, (len(vals) - seg) // w))
+    if z < need or (held := _heldout_jump(ctx, s, s.steps[idx[-2]])) is None:
+        return None
+    return {"last": last, "jump_step": Step(s.steps[idx[-1]]), "jump_ratio": Ratio(last / lo),
+            "jump_sigma_upper": Ratio(hi), "jump_z": Ratio(z), "jump_need": Ratio(need), **held}
+
+
+def _blow_up_left(ctx: Context, s: Series, vals: Sequence[float], idx: list[int], w: int, lo: float,
+                  lo_win: tuple[int, int], values: dict[str, Any]) -> dict[str, Any] | None:
+    """A rise under divergence_min_ratio, established over the noise, that is what is left of a blow-up: a point
+    between the lowest level and the end above max_loss_divergence_ratio x the lowest level and beyond the noise at
+    its upper bound by the windowed test's margin. The size guard keeps a healthy warm restart's bump (1.02x, beyond
+    the noise of a smooth epoch loss) from firing; a loss that blew up to 6.5x and came back to 1.16x its lowest
+    level (population sklearn-diverge-001: the lr multiplied 14,240x) has its size measured by the blow-up. The
+    values naming the peak, or None. O(the points after the lowest window), only when such a rise is measured."""
+    th = ctx.th
+    after = range(lo_win[1], len(vals) - w)
+    if w == 1 or not after or "sigma_upper" not in values:
+        return None
+    k = max(after, key=lambda j: vals[j])
+    peak = vals[k]
+    z = z_of(math.log(peak / lo), level_se(float(values["sigma_upper"]), 1, lo_win[1] - lo_win[0]))
+    if peak / lo <= th.max_loss_divergence_ratio or z < float(values["z_need"]):
+        return None
+    return {"peak": peak, "peak_step": Step(s.steps[idx[k]]), "peak_ratio": Ratio(peak / lo), "peak_z": Ratio(z),
+            "peak_at": idx[k]}
+
+
+def _beyond_the_window(ctx: Context, s: Series, vals: Sequence[float], idx: list[int], seg: int, w: int,
+                       lo: float, lo_win: tuple[int, int], values: dict[str, Any],
+                       small: bool) -> tuple[dict[str, Any], str] | None:
+    """What fires TP-DIVERGE when the windowed test does not: a blow-up at the last point (``_end_jump``), or a
+    small rise beyond the noise (``small``) that is what is left of a blow-up (``_blow_up_left``); with the
+    measurement's text."""
+    if (jump := _end_jump(ctx, s, vals, idx, seg, w, lo, lo_win)) is not None:
+        return jump, (f"; last point {jump['jump_ratio']:.3g}x the lowest level, {jump['jump_z']:.3g} errors of one "
+                      f"point (needs {jump['jump_need']:.3g}), {jump['held_series']} {jump['held_ratio']:.3g}x its "
+                      "best")
+    if small and (peak := _blow_up_left(ctx, s, vals, idx, w, lo, lo_win, values)) is not None:
+        return peak, f"; what is left of a blow-up to {peak['peak_ratio']:.3g}x at step {fmt_step(peak['peak_step'])}"
+    return None
+
+
+#: TP-DIVERGE's evidence when a rise under divergence_min_ratio is what is left of a blow-up (``_blow_up_left``)
+_PEAK = ("{series}: end level {end} (median of the last {window} points, {unit}s {end_first}-{end_last}) is "
+         "{ratio}x the lowest level {minimum} (median of points at {unit}s {min_first}-{min_last}), under the "
+         "threshold {threshold}, and what is left of a blow-up: the loss reached {peak} at {unit} {peak_step}, "
+         "{peak_ratio}x the lowest level, {peak_z} errors of one point above it; judged over its noise: {z} level "
+         "errors above the lowest level, where {z_need} were needed (log-loss noise {sigma}, from the MAD of its last "
+         "{changes} point-to-point changes; {z_upper} over its upper bound {sigma_upper})")
+
+#: TP-DIVERGE's evidence when the last point alone rose (``_end_jump``)
+_JUMP = ("{series}: last value {last} at {unit} {jump_step} is {jump_ratio}x the lowest level {minimum} (median of "
+         "points at {unit}s {min_first}-{min_last}), while the end level {end} (median of the last {window} points) "
+         "is {ratio}x it; judged over its noise: {jump_z} errors of one point above the lowest level, where "
+         "{jump_need} were needed (log-loss noise at its upper bound {jump_sigma_upper}); corroborated by "
+         "{held_series}, whose last evaluation at {unit} {held_step} is {held_last}, {held_ratio}x its best "
+         "{held_best}: {held_z} errors of its own noise at the upper bound {held_sigma_upper}, where {held_need} "
+         "were needed")
+
+
 def _divergence_finding(ctx: Context, s: Series, values: dict[str, Any], w: int, descended: bool, idx: list[int],
                         end_win: tuple[int, int], lo_win: tuple[int, int], lo: float, since_seam: int) -> Finding:
     """The TP-DIVERGE finding: on the last point, with the lowest level and the end window as related places."""
@@ -377,6 +481,10 @@ def _divergence_finding(ctx: Context, s: Series, values: dict[str, Any], w: int,
     if w == 1:
         template = (f"{{series}}: last value {{end}} at {unit} {{end_last}} is {{ratio}}x the minimum {{minimum}} "
                     f"at {unit} {{min_last}} (threshold {{threshold}})")
+    elif "jump_z" in values:
+        template = _JUMP.replace("{unit}", unit)
+    elif "peak_z" in values:
+        template = _PEAK.replace("{unit}", unit)
     else:
         template = (f"{{series}}: end level {{end}} (median of the last {{window}} points, {unit}s "
                     f"{{end_first}}-{{end_last}}) is {{ratio}}x the lowest level {{minimum}} (median of points at "
@@ -397,6 +505,12 @@ def _divergence_finding(ctx: Context, s: Series, values: dict[str, Any], w: int,
     message = ("The loss ends well above the lowest level it reached: training may have become unstable "
                "(learning rate too high, a bad stretch of data, a precision overflow), or the run kept going "
                "past its best point. Compare with the held-out loss and look at what changed after the minimum.")
+    peak_at = int(values.pop("peak_at")) if "peak_at" in values else None  # a position, not a measured value
+    if peak_at is not None:
+        message += " The end is what is left of a blow-up: the loss has not come back to its lowest level."
+    if "jump_z" in values:
+        message += (" Only the last point is that high, and the held-out loss evaluated after the point before it "
+                    "rose too.")
     level = TP_DIVERGE.level
     early = too_early(ctx, s, since_seam)
     if early is not None:
@@ -411,6 +525,9 @@ def _divergence_finding(ctx: Context, s: Series, values: dict[str, Any], w: int,
     if w > 1:
         f.related.append(Related("window-start", ctx.point(s, idx[end_win[0]]), "the end window starts here"))
         f.marks[idx[end_win[0]]] = "window-start"
+    if peak_at is not None:
+        f.related.append(Related("peak", ctx.point(s, peak_at), f"the blow-up: {fmt_value(float(values['peak']))}"))
+        f.marks[peak_at] = "peak"
     return f
 
 
@@ -471,8 +588,14 @@ def check_divergence(ctx: Context) -> CheckResult:
         start_low = w > 1 and ratio <= th.max_loss_divergence_ratio and not descended
         if start_low and ratio > threshold:
             text += f"; a rise under {th.max_loss_divergence_ratio:g}x from the level the run started at"
+        fires = not (ratio <= threshold or noisy or start_low)
+        if not fires and (more := _beyond_the_window(ctx, s, vals, idx, seg, w, lo, lo_win, values,
+                                                     small=ratio > 1 and noisy is False and not start_low)):
+            values.update(more[0])
+            text += more[1]
+            fires = True
         res.measurements.append(Measurement("divergence", s.label, values, text))
-        if ratio <= threshold or noisy or start_low:
+        if not fires:
             return None
         f = _divergence_finding(ctx, s, values, w, descended, idx, end_win, lo_win, lo, len(vals) - seg)
         res.findings.append(f)
