@@ -271,10 +271,302 @@ static PyObject *csv_rows(PyObject *self, PyObject *args) {
     return Py_BuildValue("nn", j, rows);
 }
 
+/* ---- TFRecord framing, CRC-32C, scalar events ----------------------------------------------------------------- */
+
+static uint32_t CRC_TABLE[8][256];
+
+static void init_crc(void) {
+    for (uint32_t i = 0; i < 256; i++) {
+        uint32_t c = i;
+        for (int k = 0; k < 8; k++) c = (c >> 1) ^ (0x82F63B78u & (0u - (c & 1u)));
+        CRC_TABLE[0][i] = c;
+    }
+    for (uint32_t i = 0; i < 256; i++)
+        for (int t = 1; t < 8; t++) CRC_TABLE[t][i] = (CRC_TABLE[t - 1][i] >> 8) ^ CRC_TABLE[0][CRC_TABLE[t - 1][i] & 0xFF];
+}
+
+/* CRC-32C (Castagnoli), slicing by 8; the same value google_crc32c.value gives. */
+static uint32_t crc32c(const unsigned char *p, size_t n) {
+    uint32_t c = 0xFFFFFFFFu;
+    while (n >= 8) {
+        uint32_t lo = c ^ ((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24);
+        c = CRC_TABLE[7][lo & 0xFF] ^ CRC_TABLE[6][(lo >> 8) & 0xFF] ^ CRC_TABLE[5][(lo >> 16) & 0xFF] ^
+            CRC_TABLE[4][lo >> 24] ^ CRC_TABLE[3][p[4]] ^ CRC_TABLE[2][p[5]] ^ CRC_TABLE[1][p[6]] ^ CRC_TABLE[0][p[7]];
+        p += 8;
+        n -= 8;
+    }
+    while (n--) c = (c >> 8) ^ CRC_TABLE[0][(c ^ *p++) & 0xFF];
+    return c ^ 0xFFFFFFFFu;
+}
+
+static uint32_t masked_crc(const unsigned char *p, size_t n) {
+    uint32_t c = crc32c(p, n);
+    return ((c >> 15) | (c << 17)) + 0xA282EAD8u;
+}
+
+static uint32_t le32(const unsigned char *p) {
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static uint64_t le64(const unsigned char *p) { return (uint64_t)le32(p) | (uint64_t)le32(p + 4) << 32; }
+
+/* A protobuf varint; 0 when it is cut short or longer than 10 bytes (the protobuf path decides). */
+static int varint(const unsigned char **pp, const unsigned char *end, uint64_t *out) {
+    uint64_t v = 0;
+    const unsigned char *p = *pp;
+    for (int shift = 0; shift < 70 && p < end; shift += 7) {
+        unsigned char b = *p++;
+        if (shift == 63 && b > 1) return 0;
+        v |= (uint64_t)(b & 0x7F) << shift;
+        if (!(b & 0x80)) {
+            *pp = p;
+            *out = v;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* One Summary.Value holding only a tag and a simple_value, each once: (tag, value) appended; 0: anything else. */
+static int simple_value(const unsigned char *p, const unsigned char *end, PyObject *tags, PyObject *values) {
+    const unsigned char *tag = NULL;
+    uint64_t tag_len = 0;
+    int have_value = 0;
+    float f = 0;
+    while (p < end) {
+        uint64_t key, len;
+        if (!varint(&p, end, &key)) return 0;
+        if (key == ((1 << 3) | 2) && tag == NULL) {
+            if (!varint(&p, end, &len) || len > (uint64_t)(end - p)) return 0;
+            tag = p;
+            tag_len = len;
+            p += len;
+        } else if (key == ((2 << 3) | 5) && !have_value && end - p >= 4) {
+            uint32_t bits = le32(p);
+            memcpy(&f, &bits, 4);
+            have_value = 1;
+            p += 4;
+        } else {
+            return 0;
+        }
+    }
+    if (tag == NULL || !have_value) return 0;
+    PyObject *t = PyUnicode_DecodeUTF8((const char *)tag, (Py_ssize_t)tag_len, "strict");
+    if (t == NULL) {  /* not UTF-8: the protobuf path says what it is */
+        PyErr_Clear();
+        return 0;
+    }
+    PyObject *v = PyFloat_FromDouble((double)f);
+    int ok = v != NULL && PyList_Append(tags, t) == 0 && PyList_Append(values, v) == 0;
+    Py_DECREF(t);
+    Py_XDECREF(v);
+    return ok ? 1 : -1;
+}
+
+/* An Event of only wall_time, step and a summary of simple values (each field once): the item
+ * (offset, wall_time, step, tags, values); NULL with no error: the protobuf path reads it. */
+static PyObject *scalar_event(const unsigned char *p, const unsigned char *end, Py_ssize_t at) {
+    uint64_t wall_bits = 0, step = 0;
+    int seen_wall = 0, seen_step = 0;
+    const unsigned char *sum = NULL, *sum_end = NULL;
+    while (p < end) {
+        uint64_t key, len;
+        if (!varint(&p, end, &key)) return NULL;
+        if (key == ((1 << 3) | 1) && !seen_wall && end - p >= 8) {
+            wall_bits = le64(p);
+            p += 8;
+            seen_wall = 1;
+        } else if (key == ((2 << 3) | 0) && !seen_step) {
+            if (!varint(&p, end, &step)) return NULL;
+            seen_step = 1;
+        } else if (key == ((5 << 3) | 2) && sum == NULL) {
+            if (!varint(&p, end, &len) || len > (uint64_t)(end - p)) return NULL;
+            sum = p;
+            sum_end = p + len;
+            p += len;
+        } else {
+            return NULL;
+        }
+    }
+    if (sum == NULL || sum == sum_end) return NULL;
+    PyObject *tags = PyList_New(0), *values = PyList_New(0);
+    if (tags == NULL || values == NULL) goto fail;
+    for (const unsigned char *q = sum; q < sum_end;) {
+        uint64_t key, len;
+        if (!varint(&q, sum_end, &key) || key != ((1 << 3) | 2) || !varint(&q, sum_end, &len) ||
+            len > (uint64_t)(sum_end - q))
+            goto punt;
+        int r = simple_value(q, q + len, tags, values);
+        if (r < 0) goto fail;
+        if (r == 0) goto punt;
+        q += len;
+    }
+    double wall;
+    memcpy(&wall, &wall_bits, 8);
+    return Py_BuildValue("(ndLNN)", at, wall, (long long)(int64_t)step, tags, values);
+punt:
+    Py_DECREF(tags);
+    Py_DECREF(values);
+    return NULL;
+fail:
+    Py_XDECREF(tags);
+    Py_XDECREF(values);
+    return PyErr_Occurred() ? NULL : PyErr_NoMemory();
+}
+
+/* What tf_records needs of TensorBoardTail to add a plain scalar event's points itself, as _summary does. */
+typedef struct {
+    PyObject *prefix, *last_step, *first_step, *pending;
+    long long record, base;
+    int absorb, order_check;
+    double most_recent, top;
+} Ctx;
+
+/* The tag as _summary names it: the file's prefix and the event's tag (a new reference). */
+static PyObject *full_tag(Ctx *c, PyObject *tag) {
+    if (PyUnicode_GET_LENGTH(c->prefix) == 0) {
+        Py_INCREF(tag);
+        return tag;
+    }
+    return PyUnicode_Concat(c->prefix, tag);
+}
+
+/* _summary for an event whose every tag has a pending buffer and a step past its last one (no out-of-order purge,
+ * no duplicate): 1 when its points were added; 0 when _summary must read it (nothing changed); -1 an error. */
+static int absorb(Ctx *c, PyObject *item) {
+    double step = (double)PyLong_AsLongLong(PyTuple_GET_ITEM(item, 2));  /* float(int64) rounds as (double) */
+    if (PyErr_Occurred()) return -1;
+    if (!c->absorb || (c->order_check && step < c->most_recent)) return 0;
+    PyObject *tags = PyTuple_GET_ITEM(item, 3), *values = PyTuple_GET_ITEM(item, 4);
+    Py_ssize_t k = PyList_GET_SIZE(tags);
+    if (k > 64) return 0;
+    PyObject *full[64], *bufs[64];
+    int ok = 1, i;
+    for (i = 0; i < k; i++) full[i] = NULL;
+    for (i = 0; ok && i < k; i++) {
+        full[i] = full_tag(c, PyList_GET_ITEM(tags, i));
+        if (full[i] == NULL) {
+            ok = -1;
+            break;
+        }
+        for (int j = 0; j < i && ok == 1; j++) {  /* a tag twice in one event: its second point is a duplicate */
+            int eq = PyUnicode_Compare(full[i], full[j]);
+            if (eq == 0) ok = 0;
+        }
+        PyObject *prev = ok == 1 ? PyDict_GetItemWithError(c->last_step, full[i]) : NULL;
+        bufs[i] = ok == 1 ? PyDict_GetItemWithError(c->pending, full[i]) : NULL;
+        if (PyErr_Occurred()) ok = -1;
+        else if (ok == 1 && (bufs[i] == NULL || (prev != NULL && !(PyFloat_Check(prev) && step > PyFloat_AS_DOUBLE(prev)))))
+            ok = 0;
+    }
+    if (ok == 1) {
+        PyObject *pstep = PyFloat_FromDouble(step), *wall = PyFloat_FromDouble(PyFloat_AS_DOUBLE(PyTuple_GET_ITEM(item, 1)));
+        PyObject *rec = PyLong_FromLongLong(c->record);
+        PyObject *off = PyLong_FromLongLong(c->base + PyLong_AsLongLong(PyTuple_GET_ITEM(item, 0)));
+        if (!pstep || !wall || !rec || !off) ok = -1;
+        for (i = 0; ok == 1 && i < k; i++) {
+            int had = PyDict_Contains(c->last_step, full[i]);
+            PyObject *b = bufs[i];
+            if (had < 0 || PyDict_SetItem(c->last_step, full[i], pstep) < 0 ||
+                (!had && PyDict_SetItem(c->first_step, full[i], pstep) < 0) ||
+                PyList_Append(PyTuple_GET_ITEM(b, 1), pstep) < 0 ||
+                PyList_Append(PyTuple_GET_ITEM(b, 2), PyList_GET_ITEM(values, i)) < 0 ||
+                PyList_Append(PyTuple_GET_ITEM(b, 3), wall) < 0 || PyList_Append(PyTuple_GET_ITEM(b, 4), rec) < 0 ||
+                PyList_Append(PyTuple_GET_ITEM(b, 5), off) < 0)
+                ok = -1;
+        }
+        Py_XDECREF(pstep);
+        Py_XDECREF(wall);
+        Py_XDECREF(rec);
+        Py_XDECREF(off);
+        if (ok == 1) {
+            c->most_recent = step;
+            if (k > 0 && step > c->top) c->top = step;
+        }
+    }
+    for (i = 0; i < k; i++) Py_XDECREF(full[i]);
+    return ok;
+}
+
+/* tf_records(buf, pos, max_record, limit, prefix, last_step, first_step, pending, record, base, absorb, order_check,
+ *            most_recent) -> (items, pos, absorbed, most_recent, top)
+ *
+ * TensorBoardTail._decode's framing from buf[pos:]: every complete record whose header CRC holds and whose length is
+ * at most max_record. While ``absorb`` (the file is placed), a plain scalar event that _summary would only append
+ * (every tag pending, its step past the tag's last, no out-of-order purge) is added to the pending buffers here
+ * (absorbed, counted from record number ``record``; ``top``: the highest step logged). Every other record is an
+ * item: (offset, wall_time, step, tags, values) for a plain scalar event, (offset, None, None, None, payload) for
+ * any other event (tensorboard's protobuf reads it), (offset, None, None, None, None) for a record whose data CRC
+ * fails. Nothing is absorbed after the first item (_summary's reading of it changes the state the next event is
+ * judged by): the call stops before the next plain scalar event. It also stops at a record it cannot frame (a bad
+ * header, a length over max_record, a partial record: the Python loop reads that one and says what it is) and
+ * after ``limit`` records (the next flush of the pending buffers). */
+static PyObject *tf_records(PyObject *self, PyObject *args) {
+    Py_buffer view;
+    Py_ssize_t pos, limit, absorbed = 0;
+    unsigned long long max_record;
+    Ctx c;
+    c.top = -Py_HUGE_VAL;
+    if (!PyArg_ParseTuple(args, "y*nKnUO!O!O!LLppd", &view, &pos, &max_record, &limit, &c.prefix, &PyDict_Type,
+                          &c.last_step, &PyDict_Type, &c.first_step, &PyDict_Type, &c.pending, &c.record, &c.base,
+                          &c.absorb, &c.order_check, &c.most_recent))
+        return NULL;
+    const unsigned char *buf = view.buf;
+    Py_ssize_t n = view.len;
+    PyObject *items = PyList_New(0);
+    if (items == NULL) goto done;
+    while (pos >= 0 && pos + 12 <= n && absorbed + PyList_GET_SIZE(items) < limit) {
+        const unsigned char *h = buf + pos;
+        uint64_t length = le64(h);
+        if (masked_crc(h, 8) != le32(h + 8) || length > max_record || (uint64_t)(n - pos - 12) < length + 4) break;
+        const unsigned char *payload = h + 12;
+        PyObject *item;
+        if (masked_crc(payload, (size_t)length) != le32(payload + length)) {
+            item = Py_BuildValue("(nOOOO)", pos, Py_None, Py_None, Py_None, Py_None);
+        } else {
+            item = scalar_event(payload, payload + length, pos);
+            if (item != NULL && PyList_GET_SIZE(items) > 0) {  /* after an item: the next call may absorb it */
+                Py_DECREF(item);
+                break;
+            }
+            if (item != NULL) {
+                int r = absorb(&c, item);
+                if (r != 0) {
+                    Py_DECREF(item);
+                    if (r < 0) {
+                        Py_CLEAR(items);
+                        break;
+                    }
+                    absorbed++;
+                    c.record++;
+                    pos += 12 + (Py_ssize_t)length + 4;
+                    continue;
+                }
+            } else if (!PyErr_Occurred()) {
+                item = Py_BuildValue("(nOOOy#)", pos, Py_None, Py_None, Py_None, (const char *)payload,
+                                     (Py_ssize_t)length);
+            }
+        }
+        if (item == NULL || PyList_Append(items, item) < 0) {
+            Py_XDECREF(item);
+            Py_CLEAR(items);
+            break;
+        }
+        Py_DECREF(item);
+        c.record++;
+        pos += 12 + (Py_ssize_t)length + 4;
+    }
+done:
+    PyBuffer_Release(&view);
+    if (items == NULL) return NULL;
+    return Py_BuildValue("(Nnndd)", items, pos, absorbed, c.most_recent, c.top);
+}
+
 /* ---- module ------------------------------------------------------------------------------------------------- */
 
 static PyMethodDef METHODS[] = {
     {"csv_rows", csv_rows, METH_VARARGS, "CsvReader.scan's loop over plain rows; stops where Python must read."},
+    {"tf_records", tf_records, METH_VARARGS, "TensorBoardTail._decode's framing, CRCs and plain scalar events."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -282,5 +574,6 @@ static struct PyModuleDef MODULE = {PyModuleDef_HEAD_INIT, "_cscan", "trainlint'
 
 PyMODINIT_FUNC PyInit__cscan(void) {
     init_numchar();
+    init_crc();
     return PyModule_Create(&MODULE);
 }
