@@ -36,13 +36,14 @@ test: $(STAMP) $(FRAMEWORKS)
 	  "editors=$(PY) -m pytest -q -m e2e -rs"
 
 # The VS Code extension: install (from the lock file), bundle, typecheck, test, package the .vsix with the
-# project's wheel inside (the extension offers to install it into a private environment).
+# project's wheel inside (the extension offers to install it into a private environment). The wheel is a pure one
+# (TRAINLINT_PURE=1 leaves the compiled scanner out): one .vsix serves every platform, and reads every log identically.
 extension: $(STAMP)
 	cd vscode-extension && npm ci --no-audit --no-fund --loglevel=error
 	cd vscode-extension && TRAINLINT_PYTHON=$(abspath $(PY)) node scripts/formats.mjs
 	cd vscode-extension && npm run --silent build && npm run --silent typecheck
 	cd vscode-extension && TRAINLINT_PYTHON=$(abspath $(PY)) node --test test/
-	rm -rf vscode-extension/bundled && $(PY) -m build --wheel --outdir vscode-extension/bundled . >/dev/null
+	rm -rf vscode-extension/bundled && TRAINLINT_PURE=1 $(PY) -m build --wheel --outdir vscode-extension/bundled . >/dev/null
 	$(PY) vscode-extension/scripts/pin_requirements.py vscode-extension/bundled/trainlint-*.whl > vscode-extension/bundled/requirements.txt
 	cd vscode-extension && npx vsce package --no-dependencies
 

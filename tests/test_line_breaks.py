@@ -16,12 +16,15 @@ from pathlib import Path
 
 import pytest
 import pytest_lsp
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from lsprotocol import types as t
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
 from conftest import FIXTURES
 from trainlint.core import linemap
 from trainlint.core.linemap import LineMap
+from trainlint.core.lines import split_lines
 
 TRL_NAN = FIXTURES / "live" / "trl-nan" / "train.log"
 SERVER = [sys.executable, "-m", "trainlint.lsp"]
@@ -191,3 +194,13 @@ def test_series_lines_are_check_lines():
     row = [x for x in text.splitlines() if x.strip().startswith("eval_loss ")][0]
     assert row.endswith("lines 33-102, falls")
     assert re.search(r"end-of-run .* line (\d+):", text).group(1) == str(_grep_n("train_runtime")[0])
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.text(alphabet="ab\r\n", max_size=40))
+def test_split_lines_breaks_where_the_lsp_does(text: str) -> None:
+    """split_lines' str.split shortcuts (no \\r; only \\r\\n pairs) give the lines the LSP's rule gives."""
+    parts = re.split(r"\r\n|\r|\n", text)
+    if parts and parts[-1] == "":
+        parts.pop()
+    assert split_lines(text) == parts

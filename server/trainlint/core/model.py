@@ -23,7 +23,7 @@ from .fsio import open_regular
 from .lines import MAX_MATCH_LINE, split_lines
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Iterator, Sequence
     from typing import Any
 
 LINE_LOOKUP_BYTES = 16 << 20
@@ -175,12 +175,14 @@ class Series:
             self.offsets.append(offset)
             self.files.append(file)
 
-    def extend(self, steps: list[float], values: list[float], lines: list[int], walls: list[float]) -> None:
-        """Many points at once (text formats only: no records)."""
+    def extend(self, steps: Sequence[float], values: Sequence[float], lines: Sequence[int], walls: Sequence[float],
+               timed: bool | None = None) -> None:
+        """Many points at once (text formats only: no records). ``timed=False``: the reader knows every wall time
+        is NaN (a CSV without a time column), and the walls are not looked through for one that is not."""
         n = len(self.values)
         self.steps.extend(steps)
         self.values.extend(values)
-        if self.walls or any(w == w for w in walls):
+        if self.walls or (timed is not False and any(w == w for w in walls)):
             self._walls_to(n).extend(walls)
         self.lines.extend(lines)
 

@@ -10,9 +10,11 @@ import contextlib
 import csv
 import math
 import re
+from array import array
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from ..core.accel import CSCAN
 from ..core.lines import split_lines
 from ..core.model import Locator, LogFile, Series, parse_number
 from ..core.roles import RoleMap
@@ -32,6 +34,8 @@ class _State:
     rows: int = 0
     bad_columns: set[str] = field(default_factory=set)
 
+
+_Buf = tuple[array, array, array, array, str]
 
 # One cell: quoted (quotes doubled inside) or bare. The two alternatives cannot both match a cell and
 # the runs are possessive, so a line that does not fit fails at once instead of trying 2^cells splits.
@@ -63,15 +67,33 @@ class CsvReader(FormatReader):
             self._header(next(csv.reader([lines[start]])))
             start += 1
         header = st.header or []
-        series = self._series
+        # a chunk's points (steps, values, lines, walls), added to their series at its end (no call per value),
+        # and the column's name; arrays, which the compiled scanner fills a column at a time
+        bufs: list[_Buf | None] = [(array("d"), array("d"), array("I"), array("d"), name) if s is not None else None
+                                   for s, name in zip(self._series, header, strict=True)]
+        i, n = start, len(lines)
+        while i < n:
+            if CSCAN is not None:  # the plain rows in C; it stops at a row csv.reader and float() must read
+                i, st.rows = CSCAN.csv_rows(lines, i, first_line, st.step_col, st.wall_col, st.rows, bufs)
+                if i >= n:
+                    break
+            i = self._rows(lines, i, first_line, bufs, one=CSCAN is not None)
+        for s, buf in zip(self._series, bufs, strict=True):
+            if s is not None and buf is not None and buf[0]:
+                s.extend(*buf[:4], timed=None if st.wall_col >= 0 else False)
+
+    def _rows(self, lines: list[str], start: int, first_line: int,
+              bufs: list[_Buf | None], one: bool) -> int:
+        """The rows from lines[start] on through csv.reader (one row when ``one``: the compiled scanner takes the
+        next); returns the index of the first line not read."""
+        st: _State = self.state
         base = first_line + start  # the physical line of the first row: quoted cells may hold line breaks
-        rows = csv.reader(ln + "\n" for ln in lines[start:])
+        rows = csv.reader(lines[j] + "\n" for j in range(start, len(lines)))
         line_no = base
-        # a chunk's points, added to their series at its end (no call per value), and the column's name
-        bufs: list[tuple[list[float], list[float], list[int], list[float], str] | None] = [
-            ([], [], [], [], name) if s is not None else None for s, name in zip(series, header, strict=True)]
         for row in rows:
             row_line, line_no = line_no, base + rows.line_num
+            if one and row_line > base:  # the row after the one asked for: the line count is where it starts
+                return start + (row_line - base)
             if not row or (len(row) == 1 and not row[0].strip()):
                 continue
             spans = line_no - row_line > 1  # a quoted cell holds a line break: cells sit on later lines
@@ -105,9 +127,7 @@ class CsvReader(FormatReader):
                 buf[1].append(value)
                 buf[2].append(here)
                 buf[3].append(wall)
-        for s, buf in zip(series, bufs, strict=True):
-            if s is not None and buf is not None and buf[0]:
-                s.extend(*buf[:4])
+        return start + rows.line_num
 
     def _odd_cell(self, raw: str, name: str, line: int) -> float | None:
         """A cell float() refused: padded or quoted numbers are read; blank ones are absent values; anything

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ..core import fsio
+from ..core.accel import CSCAN
 from ..core.fsio import open_regular
 from ..core.model import Event, EventKind, LogFile, Series, series_key
 from ..core.roles import RoleMap, classify
@@ -249,6 +250,10 @@ class TensorBoardTail(Source):
         pos = 0
         n = len(buf)
         while pos + 12 <= n:
+            if CSCAN is not None:  # framing, CRCs and plain scalar events in C, up to a record it cannot frame
+                pos, framed = self._records(buf, pos, fs)
+                if framed:
+                    continue
             length, hcrc = _HEADER.unpack_from(buf, pos)
             bad_crc = masked_crc(buf[pos:pos + 8]) != hcrc
             if bad_crc or length > MAX_RECORD:
@@ -267,8 +272,7 @@ class TensorBoardTail(Source):
             payload = buf[pos + 12:pos + 12 + length]
             (dcrc,) = _CRC.unpack_from(buf, pos + 12 + length)
             if masked_crc(payload) != dcrc:
-                self.log.problem(f"{_name(fs)}: record {fs.record} at byte {fs.offset + pos} fails its data CRC; "
-                                 "skipped", record=fs.record)
+                self._bad_data(fs, fs.offset + pos)
             else:
                 self._event(payload, fs, fs.offset + pos)
             fs.record += 1
@@ -277,6 +281,43 @@ class TensorBoardTail(Source):
             pos = end
         fs.offset += pos
         return pos
+
+    def _records(self, buf: bytes, pos: int, fs: _FileState) -> tuple[int, bool]:
+        """The records the compiled scanner frames from ``pos`` on: the plain scalar events _summary would only
+        append it adds to the pending buffers itself; the others come back as items, each handled as _decode's loop
+        handles it. Returns where it stopped and whether it framed any (none: the Python loop reads that record)."""
+        run = self._run(fs)
+        items, end, absorbed, most_recent, top = CSCAN.tf_records(  # type: ignore[union-attr]
+            buf, pos, MAX_RECORD, 8192 - (fs.record & 8191), fs.prefix, run.last_step, run.first_step, self._pending,
+            fs.record, fs.offset, fs.placed, fs.file_version < 2, run.most_recent_step)
+        if absorbed:
+            run.most_recent_step = most_recent
+            if top > self.log.facts.get("last_step", -math.inf):
+                self.log.facts["last_step"] = top
+            fs.record += absorbed
+            if not fs.record & 8191:
+                self._flush(fs)
+        for at, wall, step, tags, payload in items:
+            if tags is not None:
+                self._summary(float(step), wall, tags, payload, fs, fs.offset + at, self._run(fs))
+            elif payload is not None:
+                self._event(payload, fs, fs.offset + at)
+            else:
+                self._bad_data(fs, fs.offset + at)
+            fs.record += 1
+            if not fs.record & 8191:
+                self._flush(fs)
+        return end, bool(absorbed or items)
+
+    def _bad_data(self, fs: _FileState, offset: int) -> None:
+        self.log.problem(f"{_name(fs)}: record {fs.record} at byte {offset} fails its data CRC; skipped",
+                         record=fs.record)
+
+    def _run(self, fs: _FileState) -> _RunState:
+        run = self._runs.get(fs.prefix)
+        if run is None:  # not setdefault: that built a _RunState (four dicts) per record to throw away
+            run = self._runs[fs.prefix] = _RunState()
+        return run
 
     def _partial(self, buf: bytes, fs: _FileState) -> None:
         declared = _HEADER.unpack_from(buf, 0)[0] + 16 if len(buf) >= 12 else None
@@ -296,9 +337,7 @@ class TensorBoardTail(Source):
                              record=fs.record)
             return
         what = ev.WhichOneof("what")
-        run = self._runs.get(fs.prefix)
-        if run is None:  # not setdefault: that built a _RunState (four dicts) per record to throw away
-            run = self._runs[fs.prefix] = _RunState()
+        run = self._run(fs)
         if what == "file_version":
             try:
                 fs.file_version = float(ev.file_version.split(":")[-1])
@@ -318,24 +357,31 @@ class TensorBoardTail(Source):
             return
         if what != "summary":
             return
-        step = float(ev.step)
+        values = ev.summary.value
+        self._summary(float(ev.step), ev.wall_time, [v.tag for v in values], values, fs, offset, run)
+
+    def _summary(self, step: float, wall: float, tags: list[str], values: Any, fs: _FileState, offset: int,
+                 run: _RunState) -> None:
+        """A summary's points: ``values`` are the floats of the compiled scanner's plain scalar events, or the
+        protobuf Summary.Value messages (a plain scalar is read without a call, any other through _scalar)."""
         if not fs.placed:
-            run = self._place(ev, step, fs, run)
+            run = self._place(tags, step, fs, run)
         if fs.file_version < 2 and step < run.most_recent_step:
-            tags = {fs.prefix + v.tag for v in ev.summary.value}
-            self._purge(step, tags, fs, offset, "an out-of-order step")
+            self._purge(step, {fs.prefix + t for t in tags}, fs, offset, "an out-of-order step")
         run.most_recent_step = step
-        wall, record = ev.wall_time, fs.record
+        record = fs.record
         last_step, pending = run.last_step, self._pending
         logged = False
-        for v in ev.summary.value:
-            if v.WhichOneof("value") == "simple_value":  # the common case, without a call
+        for v, bare in zip(values, tags, strict=True):
+            if isinstance(v, float):
+                value = v
+            elif v.WhichOneof("value") == "simple_value":  # the common case, without a call
                 value = float(v.simple_value)
             else:
                 value = self._scalar(v, run)
                 if value is None:
                     continue
-            tag = fs.prefix + v.tag if fs.prefix else v.tag
+            tag = fs.prefix + bare if fs.prefix else bare
             prev = last_step.get(tag)
             if prev is not None and step <= prev:
                 run.duplicates[tag] = run.duplicates.get(tag, 0) + 1
@@ -361,11 +407,11 @@ class TensorBoardTail(Source):
             if step > facts.get("last_step", -math.inf):
                 facts["last_step"] = step
 
-    def _place(self, ev: Any, step: float, fs: _FileState, run: _RunState) -> _RunState:
+    def _place(self, names: list[str], step: float, fs: _FileState, run: _RunState) -> _RunState:
         """A file that starts again at or before the first step of a tag the files before it logged is another
         run written into the same folder, not their continuation: its series are its own, named by its file.
         A file that starts later continues them (a resume; overlaps are TensorBoard's to purge or keep)."""
-        tags = [fs.prefix + v.tag for v in ev.summary.value]
+        tags = [fs.prefix + t for t in names]
         shared = [t for t in tags if t in run.first_step]
         if not shared:
             fs.placed = not run.first_step  # the first file with scalars starts the run; others wait for a shared tag

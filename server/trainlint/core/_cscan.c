@@ -1,0 +1,579 @@
+/* trainlint's compiled scanner: the hot loops of the readers, with the readers' own Python as the fallback.
+ *
+ * Each function here does the part of a reader's loop that dominated its profile and hands back exactly what the
+ * Python loop would have built (the same lists of floats and ints). Anything it is not sure to read as the Python
+ * path does (a quote in a CSV line, a cell float() would need to strip, an event field it does not know) is left
+ * to the Python path: the functions stop there and say where, so both paths give identical series by
+ * construction (tests/test_compiled_scanner.py holds them to it on every real log).
+ *
+ * Built by setup.py as an optional extension: without a compiler, or with TRAINLINT_PURE=1, the package is pure
+ * Python and trainlint.core.accel says why the fallback is in use.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <float.h>
+#include <limits.h>
+#include <string.h>
+
+/* ---- numbers as float() reads them -------------------------------------------------------------------------- */
+
+/* The characters of a cell that float() reads without stripping or translating anything: digits, sign, point,
+ * exponent, and the letters of nan / inf / infinity. A cell of other bytes (spaces, underscores, non-ASCII digits)
+ * goes to the Python path. */
+static unsigned char NUMCHAR[256];
+
+static void init_numchar(void) {
+    const char *ok = "0123456789+-.eEnNaAiIfFtTyY";
+    for (const char *p = ok; *p; p++) NUMCHAR[(unsigned char)*p] = 1;
+}
+
+/* Clinger's fast path: a decimal of at most 2^53 as its digits and a power of ten of at most 22 are both exact
+ * doubles, so one multiplication or division rounds once, correctly: the double float() (a correctly rounded
+ * parser) returns. 1: *out set; 0: not this case (more digits, a larger exponent, nan/inf: PyOS_string_to_double
+ * decides). Most logged numbers (4 to 16 significant digits) are this case, at a tenth of the general parser's
+ * cost. Only where doubles are evaluated as doubles (not x87's extended precision). */
+static const double POW10[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
+                                 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+
+static int clinger(const char *p, const char *end, double *out) {
+#if defined(FLT_EVAL_METHOD) && FLT_EVAL_METHOD == 0
+    int neg = 0;
+    if (p < end && (*p == '+' || *p == '-')) neg = *p++ == '-';
+    uint64_t w = 0;
+    int digits = 0, any = 0, frac = 0, point = 0;
+    for (; p < end; p++) {
+        if (*p >= '0' && *p <= '9') {
+            any = 1;
+            if (w == 0 && *p == '0') {  /* a leading zero: no significant digit */
+                frac += point;
+                continue;
+            }
+            if (++digits > 16) return 0;
+            w = w * 10 + (uint64_t)(*p - '0');
+            frac += point;
+        } else if (*p == '.' && !point) {
+            point = 1;
+        } else {
+            break;
+        }
+    }
+    if (!any) return 0;
+    int e = 0;
+    if (p < end && (*p == 'e' || *p == 'E')) {
+        p++;
+        int eneg = 0, edigits = 0;
+        if (p < end && (*p == '+' || *p == '-')) eneg = *p++ == '-';
+        for (; p < end && *p >= '0' && *p <= '9'; p++) {
+            if (++edigits > 4) return 0;
+            e = e * 10 + (*p - '0');
+        }
+        if (!edigits) return 0;
+        if (eneg) e = -e;
+    }
+    if (p != end || w > ((uint64_t)1 << 53)) return 0;
+    e -= frac;
+    double x = (double)w;
+    if (w == 0) {
+        x = 0.0;
+    } else if (e < 0) {
+        if (e < -22) return 0;
+        x /= POW10[-e];
+    } else {
+        if (e > 22) return 0;
+        x *= POW10[e];
+    }
+    *out = neg ? -x : x;
+    return 1;
+#else
+    (void)p;
+    (void)end;
+    (void)out;
+    return 0;
+#endif
+}
+
+/* 1 and *out set: the cell is a number float() reads as *out; 0: the Python path decides (no error set). */
+static int strict_number(const char *p, Py_ssize_t n, double *out) {
+    if (n <= 0 || n > 400) return 0;
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (!NUMCHAR[(unsigned char)p[i]]) return 0;
+    if (clinger(p, p + n, out)) return 1;
+    char *end = NULL;
+    double x = PyOS_string_to_double(p, &end, NULL);  /* float()'s own parser, after its whitespace strip */
+    if (x == -1.0 && PyErr_Occurred()) {
+        PyErr_Clear();
+        return 0;
+    }
+    if (end != p + n) return 0;
+    *out = x;
+    return 1;
+}
+
+/* ---- CSV rows ----------------------------------------------------------------------------------------------- */
+
+#define MAX_CELLS 4096
+#define MAX_LINE 100000  /* under csv.field_size_limit()'s 131,072: a longer line goes to csv.reader */
+
+/* Python's str.strip() whitespace among ASCII bytes (a line with another byte is not blank, or goes to Python). */
+static int is_py_space(unsigned char c) {
+    return c == ' ' || (c >= '\t' && c <= '\r') || (c >= 0x1c && c <= 0x1f);
+}
+
+/* A row's cells as (offset, length) pairs; -1: the Python path reads this line, 0: csv.reader gives no row
+ * to count (an empty line, or one blank cell), else the number of cells. */
+static Py_ssize_t split_row(const char *s, Py_ssize_t n, Py_ssize_t *starts, Py_ssize_t *lens) {
+    if (n > MAX_LINE) return -1;
+    if (n == 0) return 0;
+    Py_ssize_t cells = 0, begin = 0;
+    int ascii_blank = 1;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c == '"' || c == '\0' || c == '\r' || c == '\n') return -1;
+        if (c >= 0x80) ascii_blank = -1;
+        else if (ascii_blank == 1 && !is_py_space(c)) ascii_blank = 0;
+        if (c == ',') {
+            if (cells >= MAX_CELLS - 1) return -1;
+            starts[cells] = begin;
+            lens[cells++] = i - begin;
+            begin = i + 1;
+        }
+    }
+    starts[cells] = begin;
+    lens[cells++] = n - begin;
+    if (cells == 1) {
+        if (ascii_blank == 1) return 0;
+        if (ascii_blank == -1) return -1;  /* str.strip() knows non-ASCII spaces: let Python decide */
+    }
+    return cells;
+}
+
+/* A growable byte buffer: one column's doubles or line numbers, appended to its array.array at the end. */
+typedef struct {
+    char *data;
+    size_t len, cap;
+} Grow;
+
+static int grow_put(Grow *g, const void *item, size_t size) {
+    if (g->len + size > g->cap) {
+        size_t cap = g->cap ? g->cap * 2 : 4096;
+        char *d = PyMem_Realloc(g->data, cap);
+        if (d == NULL) return -1;
+        g->data = d;
+        g->cap = cap;
+    }
+    memcpy(g->data + g->len, item, size);
+    g->len += size;
+    return 0;
+}
+
+/* arr.frombytes(g's bytes): the array module has no C API, and this is one call per column and scan. */
+static int grow_flush(Grow *g, PyObject *arr) {
+    if (g->len == 0) return 0;
+    PyObject *r = PyObject_CallMethod(arr, "frombytes", "y#", g->data, (Py_ssize_t)g->len);
+    g->len = 0;
+    if (r == NULL) return -1;
+    Py_DECREF(r);
+    return 0;
+}
+
+/* Append one row's parsed values to their columns' buffers (steps, values, lines, walls). */
+static int commit_row(Grow *grows, Py_ssize_t nb, const char *have, const double *vals, double step, double wall,
+                      unsigned int line) {
+    for (Py_ssize_t k = 0; k < nb; k++) {
+        if (!have[k]) continue;
+        Grow *g = grows + 4 * k;
+        if (grow_put(g, &step, sizeof step) < 0 || grow_put(g + 1, &vals[k], sizeof(double)) < 0 ||
+            grow_put(g + 2, &line, sizeof line) < 0 || grow_put(g + 3, &wall, sizeof wall) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* csv_rows(lines, start, first_line, step_col, wall_col, rows, bufs) -> (next, rows)
+ *
+ * CsvReader.scan's row loop for the rows csv.reader splits at every comma (no quote, NUL or line break in the line)
+ * and whose cells float() reads as they are. Stops at the first line it leaves to the Python path (next < len(lines))
+ * or at the end. bufs[k] is None (no series) or the tuple (steps, values, lines, walls, name) of column k, the
+ * first four array.array objects of typecodes d, d, I, d. */
+static PyObject *csv_rows(PyObject *self, PyObject *args) {
+    PyObject *lines, *bufs;
+    Py_ssize_t start, step_col, wall_col, rows;
+    long long first_line;
+    if (!PyArg_ParseTuple(args, "O!nLnnnO!", &PyList_Type, &lines, &start, &first_line, &step_col, &wall_col, &rows,
+                          &PyList_Type, &bufs))
+        return NULL;
+    Py_ssize_t nb = PyList_GET_SIZE(bufs), n = PyList_GET_SIZE(lines), j = start;
+    Py_ssize_t *starts = PyMem_Malloc(sizeof(Py_ssize_t) * MAX_CELLS * 2);
+    double *vals = PyMem_Malloc(sizeof(double) * (nb + 1));
+    char *have = PyMem_Malloc(nb + 1);
+    Grow *grows = PyMem_Calloc(4 * nb + 1, sizeof(Grow));
+    if (!starts || !vals || !have || !grows) {
+        PyMem_Free(starts);
+        PyMem_Free(vals);
+        PyMem_Free(have);
+        PyMem_Free(grows);
+        return PyErr_NoMemory();
+    }
+    Py_ssize_t *lens = starts + MAX_CELLS;
+    int failed = 0;
+    for (; j < n; j++) {
+        PyObject *line = PyList_GET_ITEM(lines, j);
+        if (!PyUnicode_Check(line)) break;
+        Py_ssize_t len;
+        const char *s = PyUnicode_AsUTF8AndSize(line, &len);
+        if (s == NULL) {
+            PyErr_Clear();  /* a lone surrogate: csv.reader decides */
+            break;
+        }
+        Py_ssize_t cells = split_row(s, len, starts, lens);
+        if (cells < 0) break;
+        if (cells == 0) continue;
+        double step = (double)rows, wall = Py_NAN;
+        if (step_col >= 0 && step_col < cells) {
+            if (lens[step_col] == 0) {  /* float('') raises: the row counts, its cells are skipped */
+                rows++;
+                continue;
+            }
+            if (!strict_number(s + starts[step_col], lens[step_col], &step)) break;
+        }
+        if (wall_col >= 0 && wall_col < cells && lens[wall_col] > 0 &&
+            !strict_number(s + starts[wall_col], lens[wall_col], &wall))
+            break;
+        Py_ssize_t k, upto = cells < nb ? cells : nb;
+        memset(have, 0, nb);
+        for (k = 0; k < upto; k++) {
+            if (lens[k] == 0 || PyList_GET_ITEM(bufs, k) == Py_None) continue;
+            if (!strict_number(s + starts[k], lens[k], &vals[k])) break;
+            have[k] = 1;
+        }
+        if (k < upto) break;  /* a cell float() refuses or would strip: _odd_cell's, in Python */
+        if (first_line + j < 0 || first_line + j > UINT_MAX) break;  /* array('I') refuses it: Python raises */
+        rows++;
+        if (commit_row(grows, nb, have, vals, step, wall, (unsigned int)(first_line + j)) < 0) {
+            failed = 1;
+            PyErr_NoMemory();
+            break;
+        }
+    }
+    for (Py_ssize_t k = 0; k < nb; k++) {
+        PyObject *buf = PyList_GET_ITEM(bufs, k);
+        for (int f = 0; f < 4; f++) {
+            if (!failed && buf != Py_None && grow_flush(grows + 4 * k + f, PyTuple_GET_ITEM(buf, f)) < 0) failed = 1;
+            PyMem_Free(grows[4 * k + f].data);
+        }
+    }
+    PyMem_Free(starts);
+    PyMem_Free(vals);
+    PyMem_Free(have);
+    PyMem_Free(grows);
+    if (failed) return NULL;
+    return Py_BuildValue("nn", j, rows);
+}
+
+/* ---- TFRecord framing, CRC-32C, scalar events ----------------------------------------------------------------- */
+
+static uint32_t CRC_TABLE[8][256];
+
+static void init_crc(void) {
+    for (uint32_t i = 0; i < 256; i++) {
+        uint32_t c = i;
+        for (int k = 0; k < 8; k++) c = (c >> 1) ^ (0x82F63B78u & (0u - (c & 1u)));
+        CRC_TABLE[0][i] = c;
+    }
+    for (uint32_t i = 0; i < 256; i++)
+        for (int t = 1; t < 8; t++) CRC_TABLE[t][i] = (CRC_TABLE[t - 1][i] >> 8) ^ CRC_TABLE[0][CRC_TABLE[t - 1][i] & 0xFF];
+}
+
+/* CRC-32C (Castagnoli), slicing by 8; the same value google_crc32c.value gives. */
+static uint32_t crc32c(const unsigned char *p, size_t n) {
+    uint32_t c = 0xFFFFFFFFu;
+    while (n >= 8) {
+        uint32_t lo = c ^ ((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24);
+        c = CRC_TABLE[7][lo & 0xFF] ^ CRC_TABLE[6][(lo >> 8) & 0xFF] ^ CRC_TABLE[5][(lo >> 16) & 0xFF] ^
+            CRC_TABLE[4][lo >> 24] ^ CRC_TABLE[3][p[4]] ^ CRC_TABLE[2][p[5]] ^ CRC_TABLE[1][p[6]] ^ CRC_TABLE[0][p[7]];
+        p += 8;
+        n -= 8;
+    }
+    while (n--) c = (c >> 8) ^ CRC_TABLE[0][(c ^ *p++) & 0xFF];
+    return c ^ 0xFFFFFFFFu;
+}
+
+static uint32_t masked_crc(const unsigned char *p, size_t n) {
+    uint32_t c = crc32c(p, n);
+    return ((c >> 15) | (c << 17)) + 0xA282EAD8u;
+}
+
+static uint32_t le32(const unsigned char *p) {
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static uint64_t le64(const unsigned char *p) { return (uint64_t)le32(p) | (uint64_t)le32(p + 4) << 32; }
+
+/* A protobuf varint; 0 when it is cut short or longer than 10 bytes (the protobuf path decides). */
+static int varint(const unsigned char **pp, const unsigned char *end, uint64_t *out) {
+    uint64_t v = 0;
+    const unsigned char *p = *pp;
+    for (int shift = 0; shift < 70 && p < end; shift += 7) {
+        unsigned char b = *p++;
+        if (shift == 63 && b > 1) return 0;
+        v |= (uint64_t)(b & 0x7F) << shift;
+        if (!(b & 0x80)) {
+            *pp = p;
+            *out = v;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* One Summary.Value holding only a tag and a simple_value, each once: (tag, value) appended; 0: anything else. */
+static int simple_value(const unsigned char *p, const unsigned char *end, PyObject *tags, PyObject *values) {
+    const unsigned char *tag = NULL;
+    uint64_t tag_len = 0;
+    int have_value = 0;
+    float f = 0;
+    while (p < end) {
+        uint64_t key, len;
+        if (!varint(&p, end, &key)) return 0;
+        if (key == ((1 << 3) | 2) && tag == NULL) {
+            if (!varint(&p, end, &len) || len > (uint64_t)(end - p)) return 0;
+            tag = p;
+            tag_len = len;
+            p += len;
+        } else if (key == ((2 << 3) | 5) && !have_value && end - p >= 4) {
+            uint32_t bits = le32(p);
+            memcpy(&f, &bits, 4);
+            have_value = 1;
+            p += 4;
+        } else {
+            return 0;
+        }
+    }
+    if (tag == NULL || !have_value) return 0;
+    PyObject *t = PyUnicode_DecodeUTF8((const char *)tag, (Py_ssize_t)tag_len, "strict");
+    if (t == NULL) {  /* not UTF-8: the protobuf path says what it is */
+        PyErr_Clear();
+        return 0;
+    }
+    PyObject *v = PyFloat_FromDouble((double)f);
+    int ok = v != NULL && PyList_Append(tags, t) == 0 && PyList_Append(values, v) == 0;
+    Py_DECREF(t);
+    Py_XDECREF(v);
+    return ok ? 1 : -1;
+}
+
+/* An Event of only wall_time, step and a summary of simple values (each field once): the item
+ * (offset, wall_time, step, tags, values); NULL with no error: the protobuf path reads it. */
+static PyObject *scalar_event(const unsigned char *p, const unsigned char *end, Py_ssize_t at) {
+    uint64_t wall_bits = 0, step = 0;
+    int seen_wall = 0, seen_step = 0;
+    const unsigned char *sum = NULL, *sum_end = NULL;
+    while (p < end) {
+        uint64_t key, len;
+        if (!varint(&p, end, &key)) return NULL;
+        if (key == ((1 << 3) | 1) && !seen_wall && end - p >= 8) {
+            wall_bits = le64(p);
+            p += 8;
+            seen_wall = 1;
+        } else if (key == ((2 << 3) | 0) && !seen_step) {
+            if (!varint(&p, end, &step)) return NULL;
+            seen_step = 1;
+        } else if (key == ((5 << 3) | 2) && sum == NULL) {
+            if (!varint(&p, end, &len) || len > (uint64_t)(end - p)) return NULL;
+            sum = p;
+            sum_end = p + len;
+            p += len;
+        } else {
+            return NULL;
+        }
+    }
+    if (sum == NULL || sum == sum_end) return NULL;
+    PyObject *tags = PyList_New(0), *values = PyList_New(0);
+    if (tags == NULL || values == NULL) goto fail;
+    for (const unsigned char *q = sum; q < sum_end;) {
+        uint64_t key, len;
+        if (!varint(&q, sum_end, &key) || key != ((1 << 3) | 2) || !varint(&q, sum_end, &len) ||
+            len > (uint64_t)(sum_end - q))
+            goto punt;
+        int r = simple_value(q, q + len, tags, values);
+        if (r < 0) goto fail;
+        if (r == 0) goto punt;
+        q += len;
+    }
+    double wall;
+    memcpy(&wall, &wall_bits, 8);
+    return Py_BuildValue("(ndLNN)", at, wall, (long long)(int64_t)step, tags, values);
+punt:
+    Py_DECREF(tags);
+    Py_DECREF(values);
+    return NULL;
+fail:
+    Py_XDECREF(tags);
+    Py_XDECREF(values);
+    return PyErr_Occurred() ? NULL : PyErr_NoMemory();
+}
+
+/* What tf_records needs of TensorBoardTail to add a plain scalar event's points itself, as _summary does. */
+typedef struct {
+    PyObject *prefix, *last_step, *first_step, *pending;
+    long long record, base;
+    int absorb, order_check;
+    double most_recent, top;
+} Ctx;
+
+/* The tag as _summary names it: the file's prefix and the event's tag (a new reference). */
+static PyObject *full_tag(Ctx *c, PyObject *tag) {
+    if (PyUnicode_GET_LENGTH(c->prefix) == 0) {
+        Py_INCREF(tag);
+        return tag;
+    }
+    return PyUnicode_Concat(c->prefix, tag);
+}
+
+/* _summary for an event whose every tag has a pending buffer and a step past its last one (no out-of-order purge,
+ * no duplicate): 1 when its points were added; 0 when _summary must read it (nothing changed); -1 an error. */
+static int absorb(Ctx *c, PyObject *item) {
+    double step = (double)PyLong_AsLongLong(PyTuple_GET_ITEM(item, 2));  /* float(int64) rounds as (double) */
+    if (PyErr_Occurred()) return -1;
+    if (!c->absorb || (c->order_check && step < c->most_recent)) return 0;
+    PyObject *tags = PyTuple_GET_ITEM(item, 3), *values = PyTuple_GET_ITEM(item, 4);
+    Py_ssize_t k = PyList_GET_SIZE(tags);
+    if (k > 64) return 0;
+    PyObject *full[64], *bufs[64];
+    int ok = 1, i;
+    for (i = 0; i < k; i++) full[i] = NULL;
+    for (i = 0; ok && i < k; i++) {
+        full[i] = full_tag(c, PyList_GET_ITEM(tags, i));
+        if (full[i] == NULL) {
+            ok = -1;
+            break;
+        }
+        for (int j = 0; j < i && ok == 1; j++) {  /* a tag twice in one event: its second point is a duplicate */
+            int eq = PyUnicode_Compare(full[i], full[j]);
+            if (eq == 0) ok = 0;
+        }
+        PyObject *prev = ok == 1 ? PyDict_GetItemWithError(c->last_step, full[i]) : NULL;
+        bufs[i] = ok == 1 ? PyDict_GetItemWithError(c->pending, full[i]) : NULL;
+        if (PyErr_Occurred()) ok = -1;
+        else if (ok == 1 && (bufs[i] == NULL || (prev != NULL && !(PyFloat_Check(prev) && step > PyFloat_AS_DOUBLE(prev)))))
+            ok = 0;
+    }
+    if (ok == 1) {
+        PyObject *pstep = PyFloat_FromDouble(step), *wall = PyFloat_FromDouble(PyFloat_AS_DOUBLE(PyTuple_GET_ITEM(item, 1)));
+        PyObject *rec = PyLong_FromLongLong(c->record);
+        PyObject *off = PyLong_FromLongLong(c->base + PyLong_AsLongLong(PyTuple_GET_ITEM(item, 0)));
+        if (!pstep || !wall || !rec || !off) ok = -1;
+        for (i = 0; ok == 1 && i < k; i++) {
+            int had = PyDict_Contains(c->last_step, full[i]);
+            PyObject *b = bufs[i];
+            if (had < 0 || PyDict_SetItem(c->last_step, full[i], pstep) < 0 ||
+                (!had && PyDict_SetItem(c->first_step, full[i], pstep) < 0) ||
+                PyList_Append(PyTuple_GET_ITEM(b, 1), pstep) < 0 ||
+                PyList_Append(PyTuple_GET_ITEM(b, 2), PyList_GET_ITEM(values, i)) < 0 ||
+                PyList_Append(PyTuple_GET_ITEM(b, 3), wall) < 0 || PyList_Append(PyTuple_GET_ITEM(b, 4), rec) < 0 ||
+                PyList_Append(PyTuple_GET_ITEM(b, 5), off) < 0)
+                ok = -1;
+        }
+        Py_XDECREF(pstep);
+        Py_XDECREF(wall);
+        Py_XDECREF(rec);
+        Py_XDECREF(off);
+        if (ok == 1) {
+            c->most_recent = step;
+            if (k > 0 && step > c->top) c->top = step;
+        }
+    }
+    for (i = 0; i < k; i++) Py_XDECREF(full[i]);
+    return ok;
+}
+
+/* tf_records(buf, pos, max_record, limit, prefix, last_step, first_step, pending, record, base, absorb, order_check,
+ *            most_recent) -> (items, pos, absorbed, most_recent, top)
+ *
+ * TensorBoardTail._decode's framing from buf[pos:]: every complete record whose header CRC holds and whose length is
+ * at most max_record. While ``absorb`` (the file is placed), a plain scalar event that _summary would only append
+ * (every tag pending, its step past the tag's last, no out-of-order purge) is added to the pending buffers here
+ * (absorbed, counted from record number ``record``; ``top``: the highest step logged). Every other record is an
+ * item: (offset, wall_time, step, tags, values) for a plain scalar event, (offset, None, None, None, payload) for
+ * any other event (tensorboard's protobuf reads it), (offset, None, None, None, None) for a record whose data CRC
+ * fails. Nothing is absorbed after the first item (_summary's reading of it changes the state the next event is
+ * judged by): the call stops before the next plain scalar event. It also stops at a record it cannot frame (a bad
+ * header, a length over max_record, a partial record: the Python loop reads that one and says what it is) and
+ * after ``limit`` records (the next flush of the pending buffers). */
+static PyObject *tf_records(PyObject *self, PyObject *args) {
+    Py_buffer view;
+    Py_ssize_t pos, limit, absorbed = 0;
+    unsigned long long max_record;
+    Ctx c;
+    c.top = -Py_HUGE_VAL;
+    if (!PyArg_ParseTuple(args, "y*nKnUO!O!O!LLppd", &view, &pos, &max_record, &limit, &c.prefix, &PyDict_Type,
+                          &c.last_step, &PyDict_Type, &c.first_step, &PyDict_Type, &c.pending, &c.record, &c.base,
+                          &c.absorb, &c.order_check, &c.most_recent))
+        return NULL;
+    const unsigned char *buf = view.buf;
+    Py_ssize_t n = view.len;
+    PyObject *items = PyList_New(0);
+    if (items == NULL) goto done;
+    while (pos >= 0 && pos + 12 <= n && absorbed + PyList_GET_SIZE(items) < limit) {
+        const unsigned char *h = buf + pos;
+        uint64_t length = le64(h);
+        if (masked_crc(h, 8) != le32(h + 8) || length > max_record || (uint64_t)(n - pos - 12) < length + 4) break;
+        const unsigned char *payload = h + 12;
+        PyObject *item;
+        if (masked_crc(payload, (size_t)length) != le32(payload + length)) {
+            item = Py_BuildValue("(nOOOO)", pos, Py_None, Py_None, Py_None, Py_None);
+        } else {
+            item = scalar_event(payload, payload + length, pos);
+            if (item != NULL && PyList_GET_SIZE(items) > 0) {  /* after an item: the next call may absorb it */
+                Py_DECREF(item);
+                break;
+            }
+            if (item != NULL) {
+                int r = absorb(&c, item);
+                if (r != 0) {
+                    Py_DECREF(item);
+                    if (r < 0) {
+                        Py_CLEAR(items);
+                        break;
+                    }
+                    absorbed++;
+                    c.record++;
+                    pos += 12 + (Py_ssize_t)length + 4;
+                    continue;
+                }
+            } else if (!PyErr_Occurred()) {
+                item = Py_BuildValue("(nOOOy#)", pos, Py_None, Py_None, Py_None, (const char *)payload,
+                                     (Py_ssize_t)length);
+            }
+        }
+        if (item == NULL || PyList_Append(items, item) < 0) {
+            Py_XDECREF(item);
+            Py_CLEAR(items);
+            break;
+        }
+        Py_DECREF(item);
+        c.record++;
+        pos += 12 + (Py_ssize_t)length + 4;
+    }
+done:
+    PyBuffer_Release(&view);
+    if (items == NULL) return NULL;
+    return Py_BuildValue("(Nnndd)", items, pos, absorbed, c.most_recent, c.top);
+}
+
+/* ---- module ------------------------------------------------------------------------------------------------- */
+
+static PyMethodDef METHODS[] = {
+    {"csv_rows", csv_rows, METH_VARARGS, "CsvReader.scan's loop over plain rows; stops where Python must read."},
+    {"tf_records", tf_records, METH_VARARGS, "TensorBoardTail._decode's framing, CRCs and plain scalar events."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef MODULE = {PyModuleDef_HEAD_INIT, "_cscan", "trainlint's compiled scanner.", -1, METHODS};
+
+PyMODINIT_FUNC PyInit__cscan(void) {
+    init_numchar();
+    init_crc();
+    return PyModule_Create(&MODULE);
+}
