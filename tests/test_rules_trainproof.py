@@ -472,12 +472,12 @@ def test_every_finding_on_real_logs_is_faithful():
 
 
 def test_dead_run_is_settled_by_a_held_out_loss_that_fell_at_every_evaluation(tmp_path):
-    """Population hf-healthy-041 (batch 8, noisy labels) cut at 30% of its lines: its per-step loss rose from the
-    first 5 points to the last 5 (3.263 -> 3.429, beyond its noise), so TP-DEAD-RUN said FAIL on a healthy run,
+    """Population hf-healthy-041 (batch 8, noisy labels) cut at its 14th line: its per-step loss rose from the
+    first 5 points to the last 5 (3.263 -> 3.665, beyond its noise, with and without its highest point), so TP-DEAD-RUN said FAIL on a healthy run,
     while its eval_loss fell at both evaluations (3.842, 3.778, 3.714). The held-out loss measures that the model
     learns: no finding. Without the evaluations the same train loss is still a dead run."""
     src = Path(__file__).resolve().parents[1] / "fixtures" / "population" / "hf" / "hf-healthy-041" / "train.log"
-    lines = src.read_text().splitlines(keepends=True)[:13]
+    lines = src.read_text().splitlines(keepends=True)[:14]
     log = tmp_path / "with-eval" / "train.log"
     log.parent.mkdir()
     log.write_text("".join(lines))
@@ -490,7 +490,7 @@ def test_dead_run_is_settled_by_a_held_out_loss_that_fell_at_every_evaluation(tm
     bare.parent.mkdir()
     bare.write_text("".join(x for x in lines if "eval_loss" not in x))
     f = only(judge(bare), "TP-DEAD-RUN")
-    assert (f.evidence.values["start"], f.evidence.values["end"]) == (3.263, 3.429)
+    assert (f.evidence.values["start"], f.evidence.values["end"]) == (3.263, 3.665)
 
 
 def test_dead_run_judges_ten_points_against_the_upper_bound_of_their_noise(tmp_path):
@@ -507,6 +507,25 @@ def test_dead_run_judges_ten_points_against_the_upper_bound_of_their_noise(tmp_p
     [m] = [m for m in rep.measurements if m.check == "dead-run"]
     assert (m.values["start"], m.values["end"], m.values["changes"]) == (7.044, 7.697, 9)
     assert m.values["sigma_upper"] > m.values["sigma"]
+
+
+def test_dead_run_does_not_rest_on_one_point(tmp_path):
+    """Population hf-healthy-034 (report half) cut at its 29th line (a 60th-prefix replay): one spike that recovers,
+    a loss of 1318 among values near 4 two points before the end, tilted the least-squares line through the 27 log
+    values to a 3.08x rise while the 5-point medians moved 2%, and TP-DEAD-RUN said FAIL on a
+    healthy run. A FAIL must hold without the single highest point too: without it the line allows the improvement.
+    The chance-level build-nanogpt log (no spike) still fails with and without its highest point."""
+    src = Path(__file__).resolve().parents[1] / "fixtures" / "population" / "hf" / "hf-healthy-034" / "train.log"
+    log = tmp_path / "train.log"
+    log.write_text("".join(src.read_text().splitlines(keepends=True)[:29]))
+    rep = judge(log)
+    assert "TP-DEAD-RUN" not in ids(rep)
+    [m] = [m for m in rep.measurements if m.check == "dead-run"]
+    assert (m.values["fit_points"], round(m.values["fitted"], 3), m.values["highest"]) == (27, -2.083, 1318.0)
+    assert m.values["allowed_without_highest"] >= m.values["required"] > m.values["allowed"]
+    dead = only(judge(corpus("text_logs/AaronConnolly__LLM_From_Scratch__log__log.txt")), "TP-DEAD-RUN")
+    assert dead.evidence.values["allowed_without_highest"] < dead.evidence.values["required"]
+    faithful(dead)
 
 
 def test_step_cliff_on_wall_clock_times_of_a_log_without_step_times():

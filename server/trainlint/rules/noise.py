@@ -55,28 +55,42 @@ def log_noise(vals: Sequence[float], a: int, b: int) -> tuple[float, int]:
     return MAD_TO_SIGMA * mad / math.sqrt(2), len(d)
 
 
-def fitted_change(s: Series, seg: int) -> tuple[float, int]:
+def fitted_change(s: Series, seg: int, without_highest: bool = False) -> tuple[float, int]:
     """(the fall of a least-squares line through the log values of finite positive points from finite position
     ``seg`` on, from its first point to its last, in log units; how many points). Running sums in the series'
-    cache: O(appended)."""
+    cache: O(appended). ``without_highest`` leaves the highest point out (its first occurrence, kept with the
+    sums): a verdict that must not rest on one point asks for both (one spike of 300x near the end of 27 points
+    tilts the line by a factor 8)."""
     st = stats(s)
     vals = st.fin_vals
     memo = st.memo.get("fit")
     if not (isinstance(memo, list) and memo[0] == seg and memo[1] <= len(vals)):
-        memo = st.memo["fit"] = [seg, seg, 0, 0.0, 0.0, 0.0, 0.0]  # seg, next, n, sx, sy, sxx, sxy
-    _, nxt, n, sx, sy, sxx, sxy = memo
+        # seg, next, n, sx, sy, sxx, sxy, the highest log value and its x
+        memo = st.memo["fit"] = [seg, seg, 0, 0.0, 0.0, 0.0, 0.0, -math.inf, 0.0]
+    _, nxt, n, sx, sy, sxx, sxy, ymax, xmax = memo
     for j in range(nxt, len(vals)):
         v = vals[j]
         if v > 0:
             x, y = float(j - seg), math.log(v)
             n, sx, sy, sxx, sxy = n + 1, sx + x, sy + y, sxx + x * x, sxy + x * y
-    memo[1:] = [len(vals), n, sx, sy, sxx, sxy]
+            if y > ymax:
+                ymax, xmax = y, x
+    memo[1:] = [len(vals), n, sx, sy, sxx, sxy, ymax, xmax]
+    if without_highest and n:
+        n, sx, sy, sxx, sxy = n - 1, sx - xmax, sy - ymax, sxx - xmax * xmax, sxy - xmax * ymax
     den = n * sxx - sx * sx
     if n < 3 or den <= 0:
         return 0.0, n
     slope = (n * sxy - sx * sy) / den
     span = (len(vals) - 1 - seg)
     return -slope * span, n
+
+
+def highest_fitted(s: Series, seg: int) -> float:
+    """The highest value among the points ``fitted_change`` left out with ``without_highest``."""
+    fitted_change(s, seg)
+    memo = stats(s).memo["fit"]
+    return math.exp(memo[7])  # type: ignore[index]
 
 
 def noise_upper(sigma: float, k: int) -> float:
