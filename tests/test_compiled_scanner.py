@@ -294,26 +294,42 @@ def test_a_jsonl_number_is_the_value_json_loads_reads_or_left_to_it(literal: str
 @given(st.dictionaries(st.text(max_size=6), st.one_of(
     st.none(), st.booleans(), st.integers(min_value=-10 ** 17, max_value=10 ** 17), st.floats(),
     st.text(max_size=8), st.lists(st.integers(), max_size=2)), max_size=6),
-    st.booleans(), st.sampled_from([(",", ":"), (", ", ": "), (" , ", " : ")]))
+    st.booleans(), st.sampled_from([(",", ":"), (", ", ": "), (" , ", " : ")]),
+    st.tuples(*[st.text(alphabet=" \t\x0b\x0c\r\x1c\x1f\x85\u3000a", max_size=3)] * 2))
 def test_a_jsonl_line_is_the_object_json_loads_reads_or_left_to_it(obj: dict, ascii_only: bool,
-                                                                      seps: tuple[str, str]) -> None:
+                                                                      seps: tuple[str, str],
+                                                                      pad: tuple[str, str]) -> None:
     """A line the JSONL scanner reads gives the keys, in their order, and the values (type and bits) json.loads
-    gives; escapes, non-ASCII text and nested values are left to json.loads."""
+    gives for the line str.strip() leaves (the scanner strips it itself); escapes, non-ASCII text and nested
+    values are left to json.loads."""
     if _compiled_reason("jsonl") is not None:
         pytest.skip(_compiled_reason("jsonl"))
     from trainlint.core import accel
 
-    line = json.dumps(obj, ensure_ascii=ascii_only, separators=seps).strip()
+    line = pad[0] + json.dumps(obj, ensure_ascii=ascii_only, separators=seps) + pad[1]
     got = accel.CJSONL.columns([line])
     if got is None:
         return
     keys, kinds, values, others = got
     read = {k: accel.CJSONL.objects(kd, vs, os_, None)[0] for k, kd, vs, os_ in zip(keys, kinds, values, others,
                                                                                        strict=True)}
-    expected = json.loads(line)
+    expected = json.loads(line.strip())  # raises if the scanner read what json.loads refuses
     assert list(read) == list(expected), line
     for k, v in expected.items():
         assert type(read[k]) is type(v) and repr(read[k]) == repr(v), (line, k)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(st.lists(st.text(alphabet=" \t\n\x0b\x0c\r\x1c\x1d\x1f\x85\xa0\u2028\u3000\u200b{}a", max_size=4),
+                max_size=5))
+def test_no_blank_is_every_line_kept_by_strip(lines: list[str]) -> None:
+    """The scanner's blank-line test is str.strip()'s (ASCII and Unicode whitespace alike): a line it calls
+    non-blank is one the reader keeps, so the batches and their line numbers are the Python path's."""
+    if _compiled_reason("jsonl") is not None:
+        pytest.skip(_compiled_reason("jsonl"))
+    from trainlint.core import accel
+
+    assert accel.CJSONL.no_blank(lines) is all(line.strip() for line in lines), lines
 
 
 def test_a_growing_jsonl_log_cut_mid_line_is_read_identically(tmp_path: Path,

@@ -262,9 +262,15 @@ static const char *value_at(const char *p, const char *end, Col *c, Py_ssize_t r
     return q;
 }
 
-/* Row r from the stripped line s[0:n]: 0, 1 (json.loads decides) or -1 (error set). */
+/* Python's str.strip() whitespace among ASCII characters. */
+static int is_py_space(unsigned char c) { return c == ' ' || (c >= '\t' && c <= '\r') || (c >= 0x1c && c <= 0x1f); }
+
+/* Row r from the ASCII line s[0:n], stripped as str.strip() strips it: 0, 1 (json.loads decides) or -1 (error
+ * set). */
 static int parse_row(Table *t, const char *s, Py_ssize_t n, Py_ssize_t r) {
     const char *p = s, *end = s + n;
+    while (p < end && is_py_space((unsigned char)*p)) p++;
+    while (end > p && is_py_space((unsigned char)end[-1])) end--;
     if (p >= end || *p != '{') return 1;
     p = skip_ws(p + 1, end);
     if (p < end && *p == '}') return p + 1 == end ? 0 : 1;
@@ -331,7 +337,7 @@ fail:
 
 /* columns(raws) -> (keys, kinds, values, others) | None
  *
- * raws: the batch's stripped, non-blank lines. keys: the keys in the order they first appear (the first line's
+ * raws: the batch's non-blank lines (stripped or not: the scanner strips an ASCII line as str.strip() does). keys: the keys in the order they first appear (the first line's
  * keys first, in its order); kinds[k]: bytes, one K_* per line; values[k]: the lines' numbers as native doubles
  * (NaN where the line holds no number); others[k]: the str and bool values of the key, in line order. None: a line
  * is not a plain flat object, the batch is json.loads's. */
@@ -404,7 +410,25 @@ done:
     return out;
 }
 
+/* no_blank(lines) -> bool: whether every line holds a character that is not whitespace (str.isspace), so that
+ * str.strip() leaves none of them empty: the reader's batches are then the lines as split. */
+static PyObject *no_blank(PyObject *self, PyObject *args) {
+    PyObject *lines;
+    if (!PyArg_ParseTuple(args, "O!", &PyList_Type, &lines)) return NULL;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(lines); i++) {
+        PyObject *line = PyList_GET_ITEM(lines, i);
+        if (!PyUnicode_Check(line) || PyUnicode_READY(line) < 0) return NULL;
+        int kind = PyUnicode_KIND(line);
+        const void *data = PyUnicode_DATA(line);
+        Py_ssize_t n = PyUnicode_GET_LENGTH(line), j = 0;
+        while (j < n && Py_UNICODE_ISSPACE(PyUnicode_READ(kind, data, j))) j++;
+        if (j == n) Py_RETURN_FALSE;
+    }
+    Py_RETURN_TRUE;
+}
+
 static PyMethodDef METHODS[] = {
+    {"no_blank", no_blank, METH_VARARGS, "Whether every line holds a character str.strip() keeps."},
     {"columns", columns, METH_VARARGS, "A batch of plain JSON lines as columns, or None: json.loads reads it."},
     {"objects", objects, METH_VARARGS, "One column's values as json.loads gave them."},
     {NULL, NULL, 0, NULL},

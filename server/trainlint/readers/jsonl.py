@@ -69,13 +69,19 @@ class JsonlReader(FormatReader):
 
     def scan(self, text: str, first_line: int) -> None:
         """Decode the whole chunk in one call when every line is an object; else line by line."""
-        stripped = [raw.strip() for raw in split_lines(text)]
-        numbers = [first_line + i for i, raw in enumerate(stripped) if raw]
-        raws = [raw for raw in stripped if raw] if len(numbers) != len(stripped) else stripped
+        lines = split_lines(text)
+        stripped = CJSONL is not None and CJSONL.no_blank(lines)  # the scanner strips lines itself
+        raws = lines if stripped else [raw.strip() for raw in lines]
+        if stripped or all(raws):  # no blank line: the line numbers are a range, made an array once a batch
+            numbers: Sequence[int] = range(first_line, first_line + len(raws))
+        else:
+            numbers = [first_line + i for i, raw in enumerate(raws) if raw]
+            raws = [raw for raw in raws if raw]
         for k in range(0, len(raws), BATCH):  # batches bound the memory the decoded objects take
-            self._batch(raws[k:k + BATCH], numbers[k:k + BATCH])
+            # an array: each series' lines extend from it as one copy (a list: an int conversion a point)
+            self._batch(raws[k:k + BATCH], array("I", numbers[k:k + BATCH]), stripped)
 
-    def _batch(self, raws: list[str], numbers: list[int]) -> None:
+    def _batch(self, raws: list[str], numbers: array, unstripped: bool = False) -> None:
         st: _State = self.state
         cols = _Cols.of(raws) if CJSONL is not None else None  # plain flat lines as columns, in C
         if cols is not None:
@@ -84,6 +90,8 @@ class JsonlReader(FormatReader):
                 self.log.facts["flavour"] = st.flavour
             self._columns(cols, numbers, st)
             return
+        if unstripped:
+            raws = [raw.strip() for raw in raws]
         try:
             objs = json.loads("[" + ",".join(raws) + "]")
         except ValueError:
@@ -100,7 +108,7 @@ class JsonlReader(FormatReader):
         else:
             self._line_by_line(raws, numbers)
 
-    def _columns(self, b: _Objs | _Cols, lines: list[int], st: _State) -> None:
+    def _columns(self, b: _Objs | _Cols, lines: array, st: _State) -> None:
         """The same as ``_record`` per object, a column at a time (C-level comprehensions, or the compiled
         scanner's columns)."""
         log = self.log
@@ -135,14 +143,15 @@ class JsonlReader(FormatReader):
                 continue
             if key not in st.numbered and b.only_null(key, col):
                 continue  # every null of a key that never held a number is an absent value
-            self._mixed(key, b, col, steps, lines, walls, step_keys, uniform)
+            self._mixed(key, b, col, (steps, step_nums, lines, walls, timed), step_keys, uniform)
         log.facts["last_step"] = steps[-1]
 
-    def _mixed(self, key: str, b: _Objs | _Cols, col: list[Any] | None, steps: Sequence[float], lines: list[int],
-               walls: Sequence[float], step_keys: list[str | None], uniform: bool) -> None:
+    def _mixed(self, key: str, b: _Objs | _Cols, col: list[Any] | None, at: _At, step_keys: list[str | None],
+               uniform: bool) -> None:
         """One column that holds more than numbers (nulls, strings, absent values): the values that are not numbers
         one by one, the runs of numbers between them at once when every line has the same step key."""
-        out: tuple[list[float], list[float], list[int], list[float]] = ([], [], [], [])
+        steps, step_nums, lines, walls, timed = at
+        out = (array("d"), array("d"), array("I"), array("d"))  # the points, as the series will hold them
         basis = None
         col = b.objects(key, col)
         if uniform:
@@ -153,8 +162,8 @@ class JsonlReader(FormatReader):
                 if j > prev:  # a run of numbers
                     self._numbered(key)
                     basis = basis or here
-                    for acc, src in zip(out, (steps, values, lines, walls), strict=True):
-                        acc.extend(src[prev:j])  # type: ignore[attr-defined]
+                    for acc, src in zip(out, (step_nums, values, lines, walls), strict=True):
+                        acc.extend(src[prev:j])
                 if j < len(col) and self._cell(key, col[j], j, (steps, lines, walls), out):
                     basis = basis or here
                 prev = j + 1
@@ -167,10 +176,10 @@ class JsonlReader(FormatReader):
                 if self._cell(key, v, i, (steps, lines, walls), out):
                     basis = basis or here
         if out[0]:
-            self._series_of(key, basis or "step").extend(*out)
+            self._series_of(key, basis or "step").extend(*out, timed)
 
-    def _cell(self, key: str, v: Any, i: int, at: tuple[Sequence[float], list[int], Sequence[float]],
-              out: tuple[list[float], list[float], list[int], list[float]]) -> bool:
+    def _cell(self, key: str, v: Any, i: int, at: tuple[Sequence[float], array, Sequence[float]],
+              out: tuple[array, array, array, array]) -> bool:
         """Line i's value of ``key`` into ``out``: whether it added points (a number, a non-finite string, a run
         of nulls read as NaN)."""
         if v is _ABSENT:
@@ -180,7 +189,7 @@ class JsonlReader(FormatReader):
             points = self._null(key, steps[i], lines[i], walls[i])
             for point in points:
                 for acc, x in zip(out, point, strict=True):
-                    acc.append(x)  # type: ignore[attr-defined]
+                    acc.append(x)
             return bool(points)
         f = float(v) if type(v) in _NUMBER_TYPES else _nonfinite(v)
         if f is None:
@@ -188,10 +197,10 @@ class JsonlReader(FormatReader):
             return False
         self._numbered(key)
         for acc, x in zip(out, (steps[i], f, lines[i], walls[i]), strict=True):
-            acc.append(x)  # type: ignore[attr-defined]
+            acc.append(x)
         return True
 
-    def _line_by_line(self, raws: list[str], numbers: list[int]) -> None:
+    def _line_by_line(self, raws: list[str], numbers: array) -> None:
         st: _State = self.state
         loads = json.loads
         for line, raw in zip(numbers, raws, strict=True):
@@ -291,6 +300,9 @@ class JsonlReader(FormatReader):
 
 
 _NUMBER_TYPES = {int, float}
+# A batch's columns for one key: steps (as read: ints stay ints), steps as doubles, lines, wall times, and
+# ``timed`` (False: no line of the batch has a wall time).
+_At = tuple["Sequence[float]", "Sequence[float]", array, "Sequence[float]", "bool | None"]
 
 
 class _Objs:
