@@ -1,4 +1,5 @@
-"""The optional compiled scanner (trainlint.core._cscan); everything else is declared in pyproject.toml.
+"""The optional compiled scanners (trainlint.core._cscan, trainlint.core._cjsonl); everything else is declared in
+pyproject.toml.
 
 ``optional=True``: without a compiler (or Python headers) the build warns and goes on, and the package is the
 pure-Python one, which reads every log identically. ``TRAINLINT_PURE=1`` at build time leaves the extension out
@@ -11,5 +12,6 @@ from setuptools import Extension, setup
 
 PURE = os.environ.get("TRAINLINT_PURE", "") not in ("", "0")
 CSCAN = Extension("trainlint.core._cscan", ["server/trainlint/core/_cscan.c"], optional=True)
+CJSONL = Extension("trainlint.core._cjsonl", ["server/trainlint/core/_cjsonl.c"], optional=True)
 
-setup(ext_modules=[] if PURE else [CSCAN])
+setup(ext_modules=[] if PURE else [CSCAN, CJSONL])

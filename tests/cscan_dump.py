@@ -1,5 +1,6 @@
 """Read and judge every log under the given roots and print, per log, what the readers produced and the `check`
-JSON: run once with the compiled scanner and once with TRAINLINT_PURE=1 by tests/test_compiled_scanner.py.
+JSON: run once with the compiled scanners (_cscan, _cjsonl) and once with TRAINLINT_PURE=1 by
+tests/test_compiled_scanner.py.
 
     python tests/cscan_dump.py ROOT ... > dump.json
 
@@ -15,7 +16,7 @@ import json
 import sys
 
 from trainlint.config import Config
-from trainlint.core.accel import CSCAN, REASON
+from trainlint.core.accel import CJSONL, CSCAN, JSONL_REASON, REASON
 from trainlint.judge import judge_path
 from trainlint.output import check_json
 from trainlint.runs import Companions, plan
@@ -46,5 +47,5 @@ def dump(roots: list[str]) -> dict[str, object]:
 
 
 if __name__ == "__main__":
-    json.dump({"compiled": CSCAN is not None, "reason": REASON, "logs": dump(sys.argv[1:])}, sys.stdout,
-              sort_keys=True, default=str)
+    json.dump({"compiled": CSCAN is not None, "reason": REASON, "jsonl_compiled": CJSONL is not None,
+               "jsonl_reason": JSONL_REASON, "logs": dump(sys.argv[1:])}, sys.stdout, sort_keys=True, default=str)

@@ -1,4 +1,5 @@
-"""The compiled scanner (trainlint.core._cscan) and the pure-Python readers read every real log identically.
+"""The compiled scanners (trainlint.core._cscan, trainlint.core._cjsonl) and the pure-Python readers read every
+real log identically.
 
 Both paths judge every log of the corpus, the live gallery and the labelled population in their own process (the
 path is chosen at import: TRAINLINT_PURE=1 forces Python), and every log must give the same series (steps,
@@ -9,6 +10,7 @@ covers must have real logs behind its claim.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import random
@@ -29,12 +31,14 @@ pytestmark = pytest.mark.corpus
 
 ROOTS = [CORPUS, FIXTURES / "live", FIXTURES / "population"]
 # The formats whose hot loop the scanner has, and the fewest real logs of each the comparison must include.
-COVERED = {"csv": 20, "tfevents": 20}
+COVERED = {"csv": 20, "jsonl": 100, "tfevents": 20}
 
 
-def _compiled_reason() -> str | None:
+def _compiled_reason(fmt: str = "csv") -> str | None:
     from trainlint.core import accel
 
+    if fmt == "jsonl":
+        return None if accel.CJSONL is not None else accel.JSONL_REASON
     return None if accel.CSCAN is not None else accel.REASON
 
 
@@ -53,6 +57,7 @@ def _dump(pure: bool) -> dict:
 def dumps() -> tuple[dict, dict]:
     compiled, pure = _dump(False), _dump(True)
     assert compiled["compiled"] and not pure["compiled"], (compiled["reason"], pure["reason"])
+    assert compiled["jsonl_compiled"] and not pure["jsonl_compiled"], (compiled["jsonl_reason"], pure["jsonl_reason"])
     return compiled["logs"], pure["logs"]
 
 
@@ -62,7 +67,7 @@ def _formats(entry: dict) -> set[str]:
 
 @pytest.mark.parametrize("fmt", sorted(COVERED))
 def test_both_paths_read_every_real_log_identically(fmt: str) -> None:
-    reason = _compiled_reason()
+    reason = _compiled_reason(fmt)
     if reason is not None:
         pytest.skip(reason)
     if not CORPUS.is_dir():
@@ -83,10 +88,10 @@ def test_both_paths_read_every_real_log_identically(fmt: str) -> None:
 
 def test_the_pure_path_is_forced_by_the_environment() -> None:
     """TRAINLINT_PURE=1 chooses the Python readers at import, with the reason; without it a built scanner is used."""
-    code = "from trainlint.core import accel; print(accel.CSCAN is None, accel.REASON)"
+    code = "from trainlint.core import accel; print(accel.CSCAN is None, accel.CJSONL is None, accel.JSONL_REASON)"
     env = {**os.environ, "PYTHONPATH": str(ROOT / "server"), "TRAINLINT_PURE": "1"}
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
-    assert r.stdout.startswith("True TRAINLINT_PURE is set"), r.stdout
+    assert r.stdout.startswith("True True TRAINLINT_PURE is set"), r.stdout
 
 
 def _csv_column(cells: list[str]) -> tuple[list[float], int]:
@@ -124,14 +129,15 @@ def test_a_cell_is_the_number_float_reads_or_left_to_python(cell: str) -> None:
 
 
 def _read_both(path: Path, fmt: str, module: str, monkeypatch: pytest.MonkeyPatch) -> tuple[object, object]:
-    """(compiled, pure) reads of one file in this process: the reader module's CSCAN set to None for the second."""
+    """(compiled, pure) reads of one file in this process: the reader module's scanner (CSCAN, or CJSONL for
+    JSONL) set to None for the second."""
     import importlib
 
     from trainlint.readers import read
 
     compiled = read(str(path), fmt)
     with monkeypatch.context() as m:
-        m.setattr(importlib.import_module(module), "CSCAN", None)
+        m.setattr(importlib.import_module(module), "CJSONL" if fmt == "jsonl" else "CSCAN", None)
         pure = read(str(path), fmt)
     return compiled, pure
 
@@ -207,17 +213,22 @@ def _reframed(data: bytes, rnd: random.Random, n: int) -> list[tuple[str, bytes]
 
 EVENT_FILES = sorted((FIXTURES / "live").glob("*/**/events.out.tfevents.*"))
 CSV_FILES = sorted(p for p in (FIXTURES / "live").glob("*/**/*") if p.suffix == ".csv" or p.name == "training.log")
+# LLaMA-Factory, detectron2 and RL metrics.jsonl: the gallery has no JSONL log of its own.
+JSONL_FILES = [FIXTURES / "runs" / "llamafactory-nsllm" / "trainer_log.jsonl",
+               FIXTURES / "runs" / "detectron2-maskrcnn" / "output" / "metrics.json",
+               *sorted((FIXTURES / "population" / "rl").glob("rl-*-00[0-1]/metrics.jsonl"))]
 
 
 @pytest.mark.parametrize("fmt, files, module", [
-    ("tfevents", EVENT_FILES, "trainlint.readers.tfevents"), ("csv", CSV_FILES, "trainlint.readers.csv_log")])
+    ("tfevents", EVENT_FILES, "trainlint.readers.tfevents"), ("csv", CSV_FILES, "trainlint.readers.csv_log"),
+    ("jsonl", JSONL_FILES, "trainlint.readers.jsonl")])
 def test_both_paths_read_damaged_copies_of_real_logs_identically(fmt: str, files: list[Path], module: str,
                                                                  tmp_path: Path,
                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     """Bit flips (CRC failures, broken varints and UTF-8, quotes and odd cells), cut tails (partial records),
     copied spans (duplicate records and steps, out-of-order steps) and dropped spans of the gallery's real files:
     each read by both paths gives the same series, events, problems and facts."""
-    reason = _compiled_reason()
+    reason = _compiled_reason(fmt)
     if reason is not None:
         pytest.skip(reason)
     assert len(files) >= 4, files
@@ -232,3 +243,124 @@ def test_both_paths_read_damaged_copies_of_real_logs_identically(fmt: str, files
             _same_reading(a, b, f"{src} {what}")
             compared += 1
     print(f"{fmt}: {compared} damaged copies of {len(files)} files compared")
+
+
+def _jsonl_value(line: str) -> tuple[int, bytes, object] | None:
+    """(kind, the double the series take, the value as json.loads gives it) of key "x" on one line read by the
+    compiled JSONL scanner, or None when it leaves the line to json.loads."""
+    from trainlint.core import accel
+
+    got = accel.CJSONL.columns([line])
+    if got is None:
+        return None
+    keys, kinds, values, others = got
+    i = keys.index("x")
+    return kinds[i][0], values[i], accel.CJSONL.objects(kinds[i], values[i], others[i], None)[0]
+
+
+JSON_NUMBER = r"-?(0|[1-9][0-9]{0,19})(\.[0-9]{1,20})?([eE][+-]?[0-9]{1,5})?"
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.one_of(
+    st.floats(allow_nan=False, allow_infinity=False).map(json.dumps),
+    st.floats(width=32).filter(lambda x: x == x and abs(x) != float("inf")).map(lambda x: repr(float(x))),
+    st.floats(allow_nan=False, allow_infinity=False).flatmap(
+        lambda x: st.sampled_from(["%.3g", "%.6f", "%.16g", "%.17g", "%.4e", "%.15e", "%.0f"]).map(lambda f: f % x)),
+    st.integers(min_value=-10 ** 20, max_value=10 ** 20).map(str),
+    st.from_regex(JSON_NUMBER, fullmatch=True),
+    st.sampled_from(["NaN", "Infinity", "-Infinity", "-NaN", "nan", "inf", "-0", "-0.0", "0e0", "-0E-0", "1.", "01"]),
+    st.text(alphabet="0123456789+-.eE naNINfity", max_size=12)))
+def test_a_jsonl_number_is_the_value_json_loads_reads_or_left_to_it(literal: str) -> None:
+    """Every number the JSONL scanner reads is the value json.loads gives, of the same type, bit for bit (an
+    integer literal is an int, -0 is 0; any other literal is float() of its text, sign of zero included; NaN,
+    Infinity, -Infinity are json's constants); a literal json.loads refuses, or one the scanner is not sure of, is
+    left to json.loads."""
+    if _compiled_reason("jsonl") is not None:
+        pytest.skip(_compiled_reason("jsonl"))
+    line = '{"step": 1, "x": ' + literal + "}"
+    got = _jsonl_value(line)
+    if got is None:
+        return
+    expected = json.loads(line)["x"]  # raises if the scanner read what json.loads refuses
+    kind, double, value = got
+    assert type(value) is type(expected) and kind == (1 if type(expected) is int else 2), literal
+    assert double == struct.pack("=d", float(expected)), literal  # what array("d") holds on the pure path
+    assert struct.pack("<d", value) == struct.pack("<d", expected), literal
+    assert value == expected or (value != value and expected != expected), literal
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.dictionaries(st.text(max_size=6), st.one_of(
+    st.none(), st.booleans(), st.integers(min_value=-10 ** 17, max_value=10 ** 17), st.floats(),
+    st.text(max_size=8), st.lists(st.integers(), max_size=2)), max_size=6),
+    st.booleans(), st.sampled_from([(",", ":"), (", ", ": "), (" , ", " : ")]),
+    st.tuples(*[st.text(alphabet=" \t\x0b\x0c\r\x1c\x1f\x85\u3000a", max_size=3)] * 2))
+def test_a_jsonl_line_is_the_object_json_loads_reads_or_left_to_it(obj: dict, ascii_only: bool,
+                                                                      seps: tuple[str, str],
+                                                                      pad: tuple[str, str]) -> None:
+    """A line the JSONL scanner reads gives the keys, in their order, and the values (type and bits) json.loads
+    gives for the line str.strip() leaves (the scanner strips it itself); escapes, non-ASCII text and nested
+    values are left to json.loads."""
+    if _compiled_reason("jsonl") is not None:
+        pytest.skip(_compiled_reason("jsonl"))
+    from trainlint.core import accel
+
+    line = pad[0] + json.dumps(obj, ensure_ascii=ascii_only, separators=seps) + pad[1]
+    got = accel.CJSONL.columns([line])
+    if got is None:
+        return
+    keys, kinds, values, others = got
+    read = {k: accel.CJSONL.objects(kd, vs, os_, None)[0] for k, kd, vs, os_ in zip(keys, kinds, values, others,
+                                                                                       strict=True)}
+    expected = json.loads(line.strip())  # raises if the scanner read what json.loads refuses
+    assert list(read) == list(expected), line
+    for k, v in expected.items():
+        assert type(read[k]) is type(v) and repr(read[k]) == repr(v), (line, k)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(st.lists(st.text(alphabet=" \t\n\x0b\x0c\r\x1c\x1d\x1f\x85\xa0\u2028\u3000\u200b{}a", max_size=4),
+                max_size=5))
+def test_no_blank_is_every_line_kept_by_strip(lines: list[str]) -> None:
+    """The scanner's blank-line test is str.strip()'s (ASCII and Unicode whitespace alike): a line it calls
+    non-blank is one the reader keeps, so the batches and their line numbers are the Python path's."""
+    if _compiled_reason("jsonl") is not None:
+        pytest.skip(_compiled_reason("jsonl"))
+    from trainlint.core import accel
+
+    assert accel.CJSONL.no_blank(lines) is all(line.strip() for line in lines), lines
+
+
+def test_a_growing_jsonl_log_cut_mid_line_is_read_identically(tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """A growing real JSONL log, appended in pieces that end mid-line (the partial last line is read
+    provisionally, then taken back): both paths give the same series, events, problems and facts after every
+    piece."""
+    import importlib
+
+    from trainlint.readers import open_source
+
+    if _compiled_reason("jsonl") is not None:
+        pytest.skip(_compiled_reason("jsonl"))
+    module = importlib.import_module("trainlint.readers.jsonl")
+    compared = 0
+    for src in JSONL_FILES:
+        data = src.read_bytes()
+        cuts = sorted({0, len(data)} | {len(data) * k // 9 + 7 * k for k in range(1, 9)})
+        tails = []
+        for pure in (False, True):
+            dst = tmp_path / f"{int(pure)}-{src.name}"
+            dst.write_bytes(b"")
+            tails.append(open_source(str(dst), "jsonl"))
+        for a, b in itertools.pairwise(cuts):
+            for pure, tail in zip((False, True), tails, strict=True):
+                with open(tail.path, "ab") as f:
+                    f.write(data[a:b])
+                with monkeypatch.context() as m:
+                    if pure:
+                        m.setattr(module, "CJSONL", None)
+                    tail.update()
+            _same_reading(tails[0].log, tails[1].log, f"{src} cut at {b}")
+            compared += 1
+    print(f"jsonl: {compared} pieces of {len(JSONL_FILES)} growing files compared")

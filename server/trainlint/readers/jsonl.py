@@ -15,9 +15,12 @@ from __future__ import annotations
 
 import json
 import math
+import re
+from array import array
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from ..core.accel import CJSONL
 from ..core.lines import split_lines
 from ..core.model import Aggregation, Event, EventKind, LogFile, Role
 from ..core.roles import Classified, RoleMap, classify
@@ -26,6 +29,7 @@ from .hf_trainer_state import json_key_locator
 from .registry import Detection, FormatSpec, Probe
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from typing import Any
 
 # Keys that index a line rather than measure anything, per writer.
@@ -65,19 +69,34 @@ class JsonlReader(FormatReader):
 
     def scan(self, text: str, first_line: int) -> None:
         """Decode the whole chunk in one call when every line is an object; else line by line."""
-        stripped = [raw.strip() for raw in split_lines(text)]
-        numbers = [first_line + i for i, raw in enumerate(stripped) if raw]
-        raws = [raw for raw in stripped if raw] if len(numbers) != len(stripped) else stripped
+        lines = split_lines(text)
+        stripped = CJSONL is not None and CJSONL.no_blank(lines)  # the scanner strips lines itself
+        raws = lines if stripped else [raw.strip() for raw in lines]
+        if stripped or all(raws):  # no blank line: the line numbers are a range, made an array once a batch
+            numbers: Sequence[int] = range(first_line, first_line + len(raws))
+        else:
+            numbers = [first_line + i for i, raw in enumerate(raws) if raw]
+            raws = [raw for raw in raws if raw]
         for k in range(0, len(raws), BATCH):  # batches bound the memory the decoded objects take
-            self._batch(raws[k:k + BATCH], numbers[k:k + BATCH])
+            # an array: each series' lines extend from it as one copy (a list: an int conversion a point)
+            self._batch(raws[k:k + BATCH], array("I", numbers[k:k + BATCH]), stripped)
 
-    def _batch(self, raws: list[str], numbers: list[int]) -> None:
+    def _batch(self, raws: list[str], numbers: array, unstripped: bool = False) -> None:
+        st: _State = self.state
+        cols = _Cols.of(raws) if CJSONL is not None else None  # plain flat lines as columns, in C
+        if cols is not None:
+            if st.flavour is None:
+                st.flavour = _flavour(cols.first())
+                self.log.facts["flavour"] = st.flavour
+            self._columns(cols, numbers, st)
+            return
+        if unstripped:
+            raws = [raw.strip() for raw in raws]
         try:
             objs = json.loads("[" + ",".join(raws) + "]")
         except ValueError:
             objs = None
         if objs is not None and len(objs) == len(raws) and all(type(o) is dict for o in objs):
-            st: _State = self.state
             if st.flavour is None:
                 st.flavour = _flavour(objs[0])
                 self.log.facts["flavour"] = st.flavour
@@ -85,73 +104,103 @@ class JsonlReader(FormatReader):
                 for obj, line in zip(objs, numbers, strict=True):
                     self._record(obj, line, st)
             else:
-                self._columns(objs, numbers, st)
+                self._columns(_Objs(objs), numbers, st)
         else:
             self._line_by_line(raws, numbers)
 
-    def _columns(self, objs: list[dict[str, Any]], lines: list[int], st: _State) -> None:
-        """The same as ``_record`` per object, a column at a time (C-level comprehensions)."""
+    def _columns(self, b: _Objs | _Cols, lines: array, st: _State) -> None:
+        """The same as ``_record`` per object, a column at a time (C-level comprehensions, or the compiled
+        scanner's columns)."""
         log = self.log
-        first = _step_key(objs[0])
-        step_col = [o.get(first) for o in objs] if first else None
-        uniform = step_col is not None and {type(v) for v in step_col} <= _NUMBER_TYPES
+        first = _step_key(b.first())
+        step_nums, step_col = b.column(first) if first else (None, None)
+        uniform = step_nums is not None
         if uniform:
-            step_keys = [first] * len(objs)
-            steps = step_col
+            step_keys = [first] * b.n
+            steps = b.objects(first, step_col)
         else:
+            objs = b.objs  # type: ignore[union-attr]  # _Cols.of declines a batch without one numeric step key
             step_keys = [_step_key(o) for o in objs]
             pairs = enumerate(zip(objs, step_keys, strict=True))
-            steps = [float(o[k]) if k else float(st.index + i) for i, (o, k) in pairs]
-        st.index += len(objs)
-        walls = [float(w) if type(w) in (int, float) else math.nan for w in (o.get("_timestamp") for o in objs)]
-        for o in reversed(objs):
-            total = _num(o.get("total_steps"))
-            if total is not None:
-                log.facts["max_steps"] = total
-                break
+            steps = step_nums = [float(o[k]) if k else float(st.index + i) for i, (o, k) in pairs]
+        st.index += b.n
+        walls = b.walls()
+        timed = None if b.timed() else False  # no line has a wall time: the series need not look for one
+        total = b.last_number("total_steps")
+        if total is not None:
+            log.facts["max_steps"] = total
         if st.flavour == "detectron2":
-            for i, o in enumerate(objs):
-                if not any(k.endswith("loss") for k in o):
-                    log.events.append(Event(EventKind.EVALUATION, steps[i], lines[i], "evaluation"))
-        keys = dict.fromkeys(objs[0])
-        for k in sorted(set().union(*objs) - keys.keys()):
-            keys[k] = None
-        for key in keys:
+            for i in b.rows_without_loss():
+                log.events.append(Event(EventKind.EVALUATION, steps[i], lines[i], "evaluation"))
+        for key in b.key_order():
             if key in NOT_SERIES or (uniform and key == first):
                 continue
-            col = [o.get(key, _ABSENT) for o in objs]
-            all_numbers = {type(v) for v in col} <= _NUMBER_TYPES
-            if all_numbers and uniform:
+            nums, col = b.column(key)
+            if nums is not None and uniform:
                 s = self._series_of(key, "step")
-                s.extend(steps, col, lines, walls)  # array("d") takes ints and floats alike
+                s.extend(step_nums, nums, lines, walls, timed)  # array("d") takes ints and floats alike
                 self._numbered(key)
                 continue
-            out: tuple[list[float], list[float], list[int], list[float]] = ([], [], [], [])
-            basis = None
+            if key not in st.numbered and b.only_null(key, col):
+                continue  # every null of a key that never held a number is an absent value
+            self._mixed(key, b, col, (steps, step_nums, lines, walls, timed), step_keys, uniform)
+        log.facts["last_step"] = steps[-1]
+
+    def _mixed(self, key: str, b: _Objs | _Cols, col: list[Any] | None, at: _At, step_keys: list[str | None],
+               uniform: bool) -> None:
+        """One column that holds more than numbers (nulls, strings, absent values): the values that are not numbers
+        one by one, the runs of numbers between them at once when every line has the same step key."""
+        steps, step_nums, lines, walls, timed = at
+        out = (array("d"), array("d"), array("I"), array("d"))  # the points, as the series will hold them
+        basis = None
+        col = b.objects(key, col)
+        if uniform:
+            k = step_keys[0]
+            here = "epoch" if k == "epoch" else "step"
+            values, prev = b.values_of(key, col), 0
+            for j in [*b.not_numbers(key, col), len(col)]:
+                if j > prev:  # a run of numbers
+                    self._numbered(key)
+                    basis = basis or here
+                    for acc, src in zip(out, (step_nums, values, lines, walls), strict=True):
+                        acc.extend(src[prev:j])
+                if j < len(col) and self._cell(key, col[j], j, (steps, lines, walls), out):
+                    basis = basis or here
+                prev = j + 1
+        else:
             for i, v in enumerate(col):
-                if v is _ABSENT or (not uniform and step_keys[i] == key):
+                if v is _ABSENT or step_keys[i] == key:
                     continue  # a key that is another object's step key is not a value there
                 k = step_keys[i]
                 here = "epoch" if k == "epoch" else ("index" if k is None else "step")
-                if v is None:
-                    for point in self._null(key, steps[i], lines[i], walls[i]):
-                        basis = basis or here
-                        for acc, x in zip(out, point, strict=True):
-                            acc.append(x)  # type: ignore[attr-defined]
-                    continue
-                f = float(v) if type(v) in _NUMBER_TYPES else _nonfinite(v)
-                if f is None:
-                    self._not_a_number(key, v, lines[i])
-                    continue
-                self._numbered(key)
-                basis = basis or here
-                for acc, x in zip(out, (steps[i], f, lines[i], walls[i]), strict=True):
-                    acc.append(x)  # type: ignore[attr-defined]
-            if out[0]:
-                self._series_of(key, basis or "step").extend(*out)
-        log.facts["last_step"] = steps[-1]
+                if self._cell(key, v, i, (steps, lines, walls), out):
+                    basis = basis or here
+        if out[0]:
+            self._series_of(key, basis or "step").extend(*out, timed)
 
-    def _line_by_line(self, raws: list[str], numbers: list[int]) -> None:
+    def _cell(self, key: str, v: Any, i: int, at: tuple[Sequence[float], array, Sequence[float]],
+              out: tuple[array, array, array, array]) -> bool:
+        """Line i's value of ``key`` into ``out``: whether it added points (a number, a non-finite string, a run
+        of nulls read as NaN)."""
+        if v is _ABSENT:
+            return False
+        steps, lines, walls = at
+        if v is None:
+            points = self._null(key, steps[i], lines[i], walls[i])
+            for point in points:
+                for acc, x in zip(out, point, strict=True):
+                    acc.append(x)
+            return bool(points)
+        f = float(v) if type(v) in _NUMBER_TYPES else _nonfinite(v)
+        if f is None:
+            self._not_a_number(key, v, lines[i])
+            return False
+        self._numbered(key)
+        for acc, x in zip(out, (steps[i], f, lines[i], walls[i]), strict=True):
+            acc.append(x)
+        return True
+
+    def _line_by_line(self, raws: list[str], numbers: array) -> None:
         st: _State = self.state
         loads = json.loads
         for line, raw in zip(numbers, raws, strict=True):
@@ -251,6 +300,158 @@ class JsonlReader(FormatReader):
 
 
 _NUMBER_TYPES = {int, float}
+# A batch's columns for one key: steps (as read: ints stay ints), steps as doubles, lines, wall times, and
+# ``timed`` (False: no line of the batch has a wall time).
+_At = tuple["Sequence[float]", "Sequence[float]", array, "Sequence[float]", "bool | None"]
+
+
+class _Objs:
+    """A batch as json.loads decoded it: one dict per line."""
+
+    def __init__(self, objs: list[dict[str, Any]]) -> None:
+        self.objs = objs
+        self.n = len(objs)
+
+    def first(self) -> dict[str, Any]:
+        return self.objs[0]
+
+    def key_order(self) -> list[str]:
+        """The first line's keys in its order, then the others sorted."""
+        keys = dict.fromkeys(self.objs[0])
+        for k in sorted(set().union(*self.objs) - keys.keys()):
+            keys[k] = None
+        return list(keys)
+
+    def column(self, key: str) -> tuple[list[Any] | None, list[Any]]:
+        """(the values if every line holds a number there, else None; the values, _ABSENT where a line has none)."""
+        col = [o.get(key, _ABSENT) for o in self.objs]
+        return (col if {type(v) for v in col} <= _NUMBER_TYPES else None), col
+
+    def objects(self, key: str, col: list[Any]) -> list[Any]:
+        return col
+
+    def values_of(self, key: str, col: list[Any]) -> list[Any]:
+        return col
+
+    def not_numbers(self, key: str, col: list[Any]) -> list[int]:
+        return [i for i, v in enumerate(col) if type(v) not in _NUMBER_TYPES]
+
+    def only_null(self, key: str, col: list[Any]) -> bool:
+        return {type(v) for v in col} <= {type(None), object}
+
+    def timed(self) -> bool:
+        return any("_timestamp" in o for o in self.objs)
+
+    def walls(self) -> list[float]:
+        return [float(w) if type(w) in (int, float) else math.nan for w in (o.get("_timestamp") for o in self.objs)]
+
+    def last_number(self, key: str) -> float | None:
+        for o in reversed(self.objs):
+            v = _num(o.get(key))
+            if v is not None:
+                return v
+        return None
+
+    def rows_without_loss(self) -> list[int]:
+        return [i for i, o in enumerate(self.objs) if not any(k.endswith("loss") for k in o)]
+
+
+_NUMBER_KINDS = bytes([1, 2])  # _cjsonl's kinds: 0 absent, 1 int, 2 float, 3 null, 4 str, 5 true, 6 false
+_NULL_KINDS = bytes([0, 3])
+_NOT_NUMBER = re.compile(rb"[^\x01\x02]")
+
+
+class _Cols:
+    """A batch as the compiled scanner read it: per key, a kind and a double per line (``_cjsonl.columns``)."""
+
+    def __init__(self, n: int, keys: list[str], kinds: list[bytes], values: list[bytes], others: list[list[Any]]):
+        self.n = n
+        self.index = {k: i for i, k in enumerate(keys)}
+        self.kinds, self.values, self.others = kinds, values, others
+        self._keys = keys
+        self._first: dict[str, Any] | None = None
+
+    @classmethod
+    def of(cls, raws: list[str]) -> _Cols | None:
+        """The batch's columns, or None for json.loads to read it: a line that is not a plain flat object, keys
+        that change from line to line (``_sparse``), or no numeric step key on every line."""
+        got = CJSONL.columns(raws)  # type: ignore[union-attr]
+        if got is None:
+            return None
+        b = cls(len(raws), *got)
+        present = sum(b.n - kinds.count(0) for kinds in b.kinds)
+        if len(b._keys) > 64 and len(b._keys) * b.n > 8 * present:
+            return None
+        first = _step_key(b.first())
+        if first is None or b.column(first)[0] is None:
+            return None
+        return b
+
+    def first(self) -> dict[str, Any]:
+        """The first line's object (its keys are the first ones seen, its strings and booleans the first ones)."""
+        if self._first is None:
+            self._first = {k: self._first_value(i) for i, k in enumerate(self._keys) if self.kinds[i][0]}
+        return self._first
+
+    def _first_value(self, i: int) -> Any:
+        kind = self.kinds[i][0]
+        if kind == 1:
+            return int(memoryview(self.values[i]).cast("d")[0])
+        if kind == 2:
+            return memoryview(self.values[i]).cast("d")[0]
+        return None if kind == 3 else self.others[i][0]
+
+    def key_order(self) -> list[str]:
+        head = [k for i, k in enumerate(self._keys) if self.kinds[i][0]]  # the first line's keys come first
+        return head + sorted(self._keys[len(head):])
+
+    def column(self, key: str) -> tuple[array | None, None]:
+        i = self.index[key]
+        if self.kinds[i].translate(None, _NUMBER_KINDS):
+            return None, None
+        nums = array("d")
+        nums.frombytes(self.values[i])
+        return nums, None
+
+    def _objects(self, i: int) -> list[Any]:
+        return CJSONL.objects(self.kinds[i], self.values[i], self.others[i], _ABSENT)  # type: ignore[union-attr]
+
+    def objects(self, key: str, col: object) -> list[Any]:
+        return self._objects(self.index[key])
+
+    def values_of(self, key: str, col: object) -> array:
+        values = array("d")
+        values.frombytes(self.values[self.index[key]])
+        return values
+
+    def not_numbers(self, key: str, col: object) -> list[int]:
+        return [m.start() for m in _NOT_NUMBER.finditer(self.kinds[self.index[key]])]
+
+    def only_null(self, key: str, col: object) -> bool:
+        return not self.kinds[self.index[key]].translate(None, _NULL_KINDS)
+
+    def timed(self) -> bool:
+        return "_timestamp" in self.index
+
+    def walls(self) -> Sequence[float]:
+        i = self.index.get("_timestamp")
+        if i is None:
+            return [math.nan] * self.n
+        walls = array("d")
+        walls.frombytes(self.values[i])  # NaN where the line holds no number
+        return walls
+
+    def last_number(self, key: str) -> float | None:
+        i = self.index.get(key)
+        if i is None:
+            return None
+        kinds = self.kinds[i]
+        at = max(kinds.rfind(1), kinds.rfind(2))
+        return None if at < 0 else memoryview(self.values[i]).cast("d")[at]
+
+    def rows_without_loss(self) -> list[int]:
+        loss = [self.kinds[i] for i, k in enumerate(self._keys) if k.endswith("loss")]
+        return [r for r in range(self.n) if not any(kinds[r] for kinds in loss)]
 
 
 def _sparse(objs: list[dict[str, Any]]) -> bool:
