@@ -472,10 +472,11 @@ def test_every_finding_on_real_logs_is_faithful():
 
 
 def test_dead_run_is_settled_by_a_held_out_loss_that_fell_at_every_evaluation(tmp_path):
-    """Population hf-healthy-041 (batch 8, noisy labels) cut at its 14th line: its per-step loss rose from the
-    first 5 points to the last 5 (3.263 -> 3.665, beyond its noise, with and without its highest point), so TP-DEAD-RUN said FAIL on a healthy run,
-    while its eval_loss fell at both evaluations (3.842, 3.778, 3.714). The held-out loss measures that the model
-    learns: no finding. Without the evaluations the same train loss is still a dead run."""
+    """Population hf-healthy-041 (batch 8, noisy labels) cut at its 14th line: its per-step loss rose from the first
+    5 points to the last 5 (3.263 -> 3.665, beyond its noise, with and without its highest point), so TP-DEAD-RUN
+    said FAIL on a healthy run, while its eval_loss fell at both evaluations (3.842, 3.778, 3.714). The held-out
+    loss measures that the model learns: no finding. Without the evaluations the same train loss is still a dead
+    run."""
     src = Path(__file__).resolve().parents[1] / "fixtures" / "population" / "hf" / "hf-healthy-041" / "train.log"
     lines = src.read_text().splitlines(keepends=True)[:14]
     log = tmp_path / "with-eval" / "train.log"
