@@ -102,7 +102,10 @@ def _header(r: random.Random, step: int) -> str:
 _OTHER = ["", "\x1b[1m > EVALUATION \x1b[0m", "  \x1b[1m--> EVAL PERFORMANCE\x1b[0m", " > TRAINING (2022-11-03) ",
           "\x1b[4m\x1b[1m > EPOCH: 1/1000\x1b[0m", " --> /content/run", " > BEST MODEL : /c/best_model_1037.pth",
           " > CHECKPOINT : /c/checkpoint_50.pth", "Traceback (most recent call last):", " ! Run is kept in /c",
-          " > Model restored from step 40", " > Keyboard interrupt detected", "\x1b[1m\x1b[0m", "   \r", "ünïcode"]
+          " > Model restored from step 40", " > Keyboard interrupt detected", "\x1b[1m\x1b[0m", "   \r", "ünïcode",
+          "\x1b[1m > TRAINING (2022) | > loss: 0.5", "  --> EVAL PERFORMANCE > EPOCH: 2/9", " --> Sx --> E",
+          "a --> TIME", " Traceback (most recent call last):", "--> EVAL PERFORMANCE! Run is kept in",
+          " > TRAINING ( \x1b[0m T", "x > EVALUATION", "> TRAINING (2022-11-03 10:47:31) -- STEP: 1/2"]
 
 
 def _coqui_text(r: random.Random) -> str:

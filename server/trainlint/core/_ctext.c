@@ -141,16 +141,40 @@ static int grow_flush(Grow *g, PyObject *arr) {
 
 enum { MODE_NONE = 0, MODE_TRAIN = 1, MODE_EVAL_PENDING = 2, MODE_EVAL = 3 };
 
-/* The characters _MASTER's leading look-ahead lets a match start at. */
-static int starts_match(unsigned char c) { return c == '-' || c == '|' || c == '>' || c == '!' || c == 'T'; }
+/* 1 when a match of _MASTER could start at s[q] (e: the line's end): every alternative begins with ``--> `` and
+ * T, S or E, ``| > ``, ``> ``, ``! `` or, at a line's start, ``Traceback``. 0: none can (a safe over-estimate
+ * of the regex, which only ever makes the scanner leave a line to it). */
+static int could_start(const unsigned char *s, Py_ssize_t q, Py_ssize_t e, Py_ssize_t line_start) {
+    switch (s[q]) {
+    case '|':
+        return e - q >= 4 && memcmp(s + q, "| > ", 4) == 0;
+    case '>':
+    case '!':
+        return q + 1 < e && s[q + 1] == ' ';
+    case '-':
+        return e - q >= 5 && memcmp(s + q, "--> ", 4) == 0 && (s[q + 4] == 'T' || s[q + 4] == 'S' || s[q + 4] == 'E');
+    case 'T':
+        return q == line_start;
+    default:
+        return 0;
+    }
+}
+
+/* 1 when no match can start in s[k:e] (k past the line's start). */
+static int no_match_in(const unsigned char *s, Py_ssize_t k, Py_ssize_t e, Py_ssize_t line_start) {
+    for (; k < e; k++)
+        if (could_start(s, k, e, line_start)) return 0;
+    return 1;
+}
 
 static int is_word(unsigned char c) {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
 }
 
-/* A character of ``[^\s\x1b(]`` among ASCII (the line holds no other byte). */
+/* A character of ``[^\s\x1b(]`` among ASCII; 0 for any other byte (where \\s and float() differ: the line is
+ * left to the regex). */
 static int num_char(unsigned char c) {
-    return !((c >= '\t' && c <= '\r') || (c >= 0x1c && c <= 0x1f) || c == ' ' || c == 0x1b || c == '(');
+    return c < 0x80 && !((c >= '\t' && c <= '\r') || (c >= 0x1c && c <= 0x1f) || c == ' ' || c == 0x1b || c == '(');
 }
 
 /* ``(?:\x1b\[[\d;]*m)*`` from s[*k]: 0 when an escape character starts something else (the regex would fail). */
@@ -215,9 +239,7 @@ static int step_header(const unsigned char *s, Py_ssize_t e, Py_ssize_t k, long 
     if (e - k < 17 || memcmp(s + k, " -- GLOBAL_STEP: ", 17) != 0) return 0;
     k += 17;
     if ((*gstep = digits15(s, e, &k)) < 0) return 0;
-    for (; k < e; k++)  /* nothing after it that could start another match */
-        if (starts_match(s[k])) return 0;
-    return 1;
+    return no_match_in(s, k, e, -1);  /* nothing after it that could start another match */
 }
 
 typedef struct {
@@ -277,6 +299,7 @@ static Py_ssize_t find_key(Keys *ks, const unsigned char *p, Py_ssize_t len) {
 typedef struct {
     Keys keys[2];  /* training keys, eval keys */
     Grow *grows[2];
+    int timed;  /* a training value with a wall time (not NaN) was kept */
 } Sink;
 
 static const Py_ssize_t PER[2] = {7, 3};  /* buffers a training key (step, value, line, wall; step, average,
@@ -344,17 +367,28 @@ typedef struct {
     long long local, total;
     Keys *train, *eval;
     Grow *tg, *eg;
+    int *timed;
 } Scan;
 
 /* One line s[i:e] (no break in it): 1 read, 0 the Python path reads it, -1 an error. */
 static int coqui_line(Scan *c, const unsigned char *s, Py_ssize_t i, Py_ssize_t e, Py_ssize_t n,
                       unsigned int line) {
-    for (Py_ssize_t q = i; q < e; q++)
-        if (s[q] >= 0x80 || (s[q] == '\r' && !(q == e - 1 && e < n))) return 0;
+    const unsigned char *cr = memchr(s + i, '\r', (size_t)(e - i));
+    if (cr != NULL && !(cr == s + e - 1 && e < n)) return 0;  /* a lone \r is a line break to count_breaks */
     Py_ssize_t k = i;
     while (k < e && (s[k] == ' ' || s[k] == '\t' || s[k] == 0x1b))
         if (s[k] == 0x1b ? !skip_escapes(s, e, &k) : (k++, 0)) return 0;
-    if (k == e || (k == e - 1 && s[k] == '\r')) return 1;  /* blank, or only colour codes: no match */
+    if (no_match_in(s, i, e, i)) return 1;  /* blank, colour codes, a path, text: no match, nothing read */
+    if (e - k >= 12 && memcmp(s + k, "> TRAINING (", 12) == 0) {
+        if (!no_match_in(s, k + 12, e, -1)) return 0;
+        c->mode = MODE_NONE;
+        return 1;
+    }
+    if (e - k >= 20 && memcmp(s + k, "--> EVAL PERFORMANCE", 20) == 0) {
+        if (!no_match_in(s, k + 20, e, -1)) return 0;
+        if (c->mode == MODE_EVAL_PENDING) c->mode = MODE_EVAL;
+        return 1;
+    }
     if (e - k >= 4 && memcmp(s + k, "--> ", 4) == 0) {
         long long local, total, g;
         double wall;
@@ -376,6 +410,7 @@ static int coqui_line(Scan *c, const unsigned char *s, Py_ssize_t i, Py_ssize_t 
         if (at < 0 || !strict_number(p + v.num, v.num_len, &value)) return 0;
         if (v.paren_len >= 0 && !strict_number(p + v.paren, v.paren_len, &avg)) return 0;
         Grow *g = c->tg + 7 * at;
+        if (c->wall == c->wall) *c->timed = 1;
         if (grow_put(g, &c->step, 8) < 0 || grow_put(g + 1, &value, 8) < 0 || grow_put(g + 2, &line, 4) < 0 ||
             grow_put(g + 3, &c->wall, 8) < 0)
             return -1;
@@ -395,7 +430,7 @@ static int coqui_line(Scan *c, const unsigned char *s, Py_ssize_t i, Py_ssize_t 
 /* Past the rest of a line the previous match ended in, when nothing on it could start another: its end. */
 static Py_ssize_t rest_of_line(const unsigned char *s, Py_ssize_t i, Py_ssize_t n) {
     for (; i < n && s[i] != '\n'; i++)
-        if (starts_match(s[i]) || (s[i] == '\r' && !(i + 1 < n && s[i + 1] == '\n'))) return -1;
+        if (could_start(s, i, n, -1) || (s[i] == '\r' && !(i + 1 < n && s[i + 1] == '\n'))) return -1;
     return i;
 }
 
@@ -422,6 +457,7 @@ static PyObject *coqui_lines(PyObject *self, PyObject *args) {
     c.eval = &k->keys[1];
     c.tg = k->grows[0];
     c.eg = k->grows[1];
+    c.timed = &k->timed;
     Py_ssize_t n = PyUnicode_GET_LENGTH(text), i = pos;
     int go = PyUnicode_KIND(text) == PyUnicode_1BYTE_KIND && pos >= 0 && pos <= n;
     const unsigned char *s = PyUnicode_1BYTE_DATA(text);
@@ -450,7 +486,8 @@ static PyObject *coqui_lines(PyObject *self, PyObject *args) {
 }
 
 /* coqui_flush(sink, train_bufs, eval_bufs): the sink's points appended to the arrays of their keys (train_bufs[k]:
- * 7 arrays d, d, I, d, d, d, I; eval_bufs[k]: 3 arrays d, d, I), one frombytes a column. */
+ * 7 arrays d, d, I, d, d, d, I; eval_bufs[k]: 3 arrays d, d, I), one frombytes a column. True when a training
+ * value with a wall time was kept since the sink was made (else the walls need not be looked through). */
 static PyObject *coqui_flush(PyObject *self, PyObject *args) {
     PyObject *capsule, *bufs[2];
     if (!PyArg_ParseTuple(args, "OO!O!", &capsule, &PyList_Type, &bufs[0], &PyList_Type, &bufs[1])) return NULL;
@@ -471,7 +508,7 @@ static PyObject *coqui_flush(PyObject *self, PyObject *args) {
                 if (grow_flush(k->grows[w] + j * PER[w] + f, PyTuple_GET_ITEM(t, f)) < 0) return NULL;
         }
     }
-    Py_RETURN_NONE;
+    return PyBool_FromLong(k->timed);
 }
 
 static PyMethodDef METHODS[] = {

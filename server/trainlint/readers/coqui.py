@@ -191,6 +191,7 @@ class CoquiReader(FormatReader):
         ebufs: list[tuple[array, ...]] = []  # per key: step, value, line
         lines, flush = CTEXT.coqui_lines, CTEXT.coqui_flush  # type: ignore[union-attr]
         sink = CTEXT.coqui_sink()  # type: ignore[union-attr]  # the scanner's points until a flush
+        timed = False  # a training value with a wall time was read
         while True:
             line += count_breaks(text, last, pos) if has_cr else count("\n", last, pos)
             pos, line, mode, hdr = lines(text, pos, line, _MODES.index(st.mode), st.step is not None, st.step or 0.0,
@@ -212,18 +213,19 @@ class CoquiReader(FormatReader):
             elif st.mode == "train" and st.step is not None:
                 flush(sink, tbufs, ebufs)  # the scanner's points first: each series gets its points in order
                 self._train_value(m, line, st, tkeys, tbufs)
+                timed = timed or st.wall == st.wall
             elif st.mode == "eval" and st.eval_step is not None:
                 flush(sink, tbufs, ebufs)
                 self._eval_buffered(m, line, st, ekeys, ebufs)
-        flush(sink, tbufs, ebufs)
+        timed = flush(sink, tbufs, ebufs) or timed  # no wall time: extend need not look through them
         pairs = self._pairs
         for key, buf in zip(tkeys, tbufs, strict=True):
             current, running = pairs[key]
-            current.extend(buf[0], buf[1], buf[2], buf[3])
+            current.extend(buf[0], buf[1], buf[2], buf[3], timed=None if timed else False)
             running.extend(buf[4], buf[5], buf[6], [])
         for key, buf in zip(ekeys, ebufs, strict=True):
             if buf[0]:  # as append adds them: a NaN wall time each when the series keeps wall times
-                self._eval_series(key).extend(buf[0], buf[1], buf[2], [math.nan] * len(buf[0]))
+                self._eval_series(key).extend(buf[0], buf[1], buf[2], [math.nan] * len(buf[0]), timed=False)
 
     def _train_value(self, m: re.Match[str], line: int, st: _State, keys: list[str],
                      bufs: list[tuple[array, ...]]) -> None:
