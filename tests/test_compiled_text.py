@@ -51,7 +51,7 @@ def _scan_value(cell: str) -> tuple[int, list[float], list[float]]:
     text = f"     | > x: {cell}  ({cell})\n"
     bufs = [tuple(array(t) for t in "ddIdddI")]
     sink = accel.CTEXT.coqui_sink()
-    pos, _, _, _ = accel.CTEXT.coqui_lines(text, 0, 1, 1, True, 5.0, float("nan"), False, 0.0, ["x"], [], sink)
+    pos, _, _, _ = accel.CTEXT.coqui_lines(text, 0, 1, 1, True, 5.0, float("nan"), False, 0.0, 0, 0, ["x"], [], sink)
     accel.CTEXT.coqui_flush(sink, bufs, [])
     return pos, list(bufs[0][1]), list(bufs[0][5])
 

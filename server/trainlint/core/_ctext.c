@@ -362,7 +362,9 @@ static int sink_keys(Sink *k, int w, PyObject *list) {
 
 /* The scanner's state across lines: what the Python reader's _State would hold. */
 typedef struct {
-    int mode, has_step, has_eval, have_hdr;
+    int mode, has_step, has_eval;
+    PyObject *ops;        /* what the reader must replay in order: step headers, epochs, evaluations */
+    Py_ssize_t hdr_op;    /* the index of the last op when it is a step header (-1: it is not) */
     double step, wall, eval_step;
     long long local, total;
     Keys *train, *eval;
@@ -394,12 +396,42 @@ static int coqui_line(Scan *c, const unsigned char *s, Py_ssize_t i, Py_ssize_t 
         double wall;
         if (!step_header(s, e, k + 4, &local, &total, &g, &wall)) return 0;
         c->mode = MODE_TRAIN;
-        c->has_step = c->have_hdr = 1;
+        c->has_step = 1;
         c->step = (double)g;
         c->wall = wall;
         c->local = local;
         c->total = total;
-        return 1;
+        PyObject *op = Py_BuildValue("(iLLdd)", 0, local, total, c->step, wall);
+        if (op == NULL) return -1;
+        if (c->hdr_op >= 0)  /* headers one after another: the last one's state and facts are what remain */
+            return PyList_SetItem(c->ops, c->hdr_op, op) < 0 ? -1 : 1;
+        c->hdr_op = PyList_GET_SIZE(c->ops);
+        int r = PyList_Append(c->ops, op);
+        Py_DECREF(op);
+        return r < 0 ? -1 : 1;
+    }
+    if (e - k >= 9 && memcmp(s + k, "> EPOCH: ", 9) == 0) {
+        Py_ssize_t q = k + 9;
+        long long ep = digits15(s, e, &q), of = -1;
+        if (ep < 0 || q >= e || s[q++] != '/' || (of = digits15(s, e, &q)) < 0 || !no_match_in(s, q, e, -1)) return 0;
+        c->mode = MODE_NONE;
+        c->hdr_op = -1;
+        PyObject *op = Py_BuildValue("(iLLIs#)", 1, ep, of, line, (const char *)s + k, q - k);
+        int r = op == NULL ? -1 : PyList_Append(c->ops, op);
+        Py_XDECREF(op);
+        return r < 0 ? -1 : 1;
+    }
+    if (e - k >= 12 && memcmp(s + k, "> EVALUATION", 12) == 0) {
+        if (k + 12 < e && (s[k + 12] >= 0x80 || is_word(s[k + 12]))) return 0;  /* \b: \w is Unicode's */
+        if (!no_match_in(s, k + 12, e, -1)) return 0;
+        c->mode = MODE_EVAL_PENDING;
+        c->has_eval = 1;
+        c->eval_step = c->has_step ? c->step + (double)(c->total > c->local ? c->total - c->local : 0) : 0.0;
+        c->hdr_op = -1;
+        PyObject *op = Py_BuildValue("(iI)", 2, line);
+        int r = op == NULL ? -1 : PyList_Append(c->ops, op);
+        Py_XDECREF(op);
+        return r < 0 ? -1 : 1;
     }
     Value v;
     if (e - k < 4 || memcmp(s + k, "| > ", 4) != 0 || !value_line(s, e, k + 4, &v)) return 0;
@@ -434,23 +466,27 @@ static Py_ssize_t rest_of_line(const unsigned char *s, Py_ssize_t i, Py_ssize_t 
     return i;
 }
 
-/* coqui_lines(text, pos, line, mode, has_step, step, wall, has_eval, eval_step, train_keys, eval_keys, sink)
- *     -> (pos, line, mode, header)
+/* coqui_lines(text, pos, line, mode, has_step, step, wall, has_eval, eval_step, local, total, train_keys,
+ *             eval_keys, sink) -> (pos, line, mode, ops)
  *
- * CoquiReader's loop from text[pos] (line number ``line``) over the lines it can read: value lines of known keys
- * (their points kept in the sink: coqui_flush) and step headers. Stops at the start of the first line the regex
- * must read (or at pos, when the rest of the line pos is in could hold a match), or at the end. header: None, or
- * (local, total, global step, wall) of the last step header read. A text that is not one byte a character is
- * left to the Python path whole. */
+ * CoquiReader's loop from text[pos] (line number ``line``; the rest: its _State) over the lines it can read:
+ * value lines of known keys (their points kept in the sink: coqui_flush), step headers, epochs, evaluation
+ * headers, the lines that only change the mode and those no match can start in. Stops at the start of the first
+ * line the regex must read (or at pos, when the rest of the line pos is in could hold a match), or at the end.
+ * ops, for the reader to replay in order: (0, local, total, global step, wall) a step header (the last of a run
+ * of them), (1, epoch, of, line, text) an epoch, (2, line) an evaluation. A text that is not one byte a character
+ * is left to the Python path whole. */
 static PyObject *coqui_lines(PyObject *self, PyObject *args) {
     PyObject *text, *tkeys, *ekeys, *capsule;
     Py_ssize_t pos;
     long long line;
     Scan c;
     memset(&c, 0, sizeof c);
-    if (!PyArg_ParseTuple(args, "UnLipddpdO!O!O", &text, &pos, &line, &c.mode, &c.has_step, &c.step, &c.wall,
-                          &c.has_eval, &c.eval_step, &PyList_Type, &tkeys, &PyList_Type, &ekeys, &capsule))
+    if (!PyArg_ParseTuple(args, "UnLipddpdLLO!O!O", &text, &pos, &line, &c.mode, &c.has_step, &c.step, &c.wall,
+                          &c.has_eval, &c.eval_step, &c.local, &c.total, &PyList_Type, &tkeys, &PyList_Type, &ekeys,
+                          &capsule))
         return NULL;
+    c.hdr_op = -1;
     Sink *k = PyCapsule_GetPointer(capsule, "trainlint.coqui_sink");
     if (k == NULL || sink_keys(k, 0, tkeys) < 0 || sink_keys(k, 1, ekeys) < 0) return NULL;
     c.train = &k->keys[0];
@@ -458,6 +494,7 @@ static PyObject *coqui_lines(PyObject *self, PyObject *args) {
     c.tg = k->grows[0];
     c.eg = k->grows[1];
     c.timed = &k->timed;
+    if ((c.ops = PyList_New(0)) == NULL) return NULL;
     Py_ssize_t n = PyUnicode_GET_LENGTH(text), i = pos;
     int go = PyUnicode_KIND(text) == PyUnicode_1BYTE_KIND && pos >= 0 && pos <= n;
     const unsigned char *s = PyUnicode_1BYTE_DATA(text);
@@ -476,13 +513,15 @@ static PyObject *coqui_lines(PyObject *self, PyObject *args) {
         Py_ssize_t e = nl ? nl - s : n;
         if (line < 0 || line > UINT_MAX) break;  /* array('I') refuses it: the Python path raises */
         int r = coqui_line(&c, s, i, e, n, (unsigned int)line);
-        if (r < 0) return PyErr_NoMemory();
+        if (r < 0) {
+            Py_DECREF(c.ops);
+            return PyErr_Occurred() ? NULL : PyErr_NoMemory();
+        }
         if (r == 0) break;
         i = nl ? e + 1 : n;
         line += nl != NULL;
     }
-    if (!c.have_hdr) return Py_BuildValue("nLiO", i, line, c.mode, Py_None);
-    return Py_BuildValue("nLi(LLdd)", i, line, c.mode, c.local, c.total, c.step, c.wall);
+    return Py_BuildValue("nLiN", i, line, c.mode, c.ops);
 }
 
 /* coqui_flush(sink, train_bufs, eval_bufs): the sink's points appended to the arrays of their keys (train_bufs[k]:

@@ -138,17 +138,11 @@ class CoquiReader(FormatReader):
             self._step_header(int(m.group("local")), int(m.group("total")), float(m.group("gstep")),
                               _wall(m.group("time")))
         elif kind == "epoch":
-            st.epoch = int(m.group("ep"))
             st.mode = ""
-            log.facts["epoch"] = st.epoch
-            log.facts["planned_epochs"] = int(m.group("eptot"))
-            start = 0.0 if st.step is None else st.step + max(0, st.total - st.local)
-            log.events.append(_ev(EventKind.EPOCH, start, line, m.group(0), epoch=st.epoch,
-                                  of=int(m.group("eptot"))))
+            self._epoch(int(m.group("ep")), int(m.group("eptot")), line, m.group(0))
         elif kind == "evalhdr":
             st.mode = "eval-pending"
-            st.eval_step = 0.0 if st.step is None else st.step + max(0, st.total - st.local)
-            log.events.append(_ev(EventKind.EVALUATION, st.eval_step, line, "EVALUATION"))
+            self._evaluation(line)
         elif kind == "evalperf":
             if st.mode == "eval-pending":
                 st.mode = "eval"
@@ -169,6 +163,29 @@ class CoquiReader(FormatReader):
             log.events.append(_ev(EventKind.TRACEBACK, st.step, line, m.group(0)))
         elif kind == "kept":
             log.events.append(_ev(EventKind.END_OF_RUN, st.step, line, "Run is kept in …"))
+
+    def _epoch(self, epoch: int, of: int, line: int, text: str) -> None:
+        st: _State = self.state
+        st.epoch = epoch
+        self.log.facts["epoch"] = epoch
+        self.log.facts["planned_epochs"] = of
+        start = 0.0 if st.step is None else st.step + max(0, st.total - st.local)
+        self.log.events.append(_ev(EventKind.EPOCH, start, line, text, epoch=epoch, of=of))
+
+    def _evaluation(self, line: int) -> None:
+        st: _State = self.state
+        st.eval_step = 0.0 if st.step is None else st.step + max(0, st.total - st.local)
+        self.log.events.append(_ev(EventKind.EVALUATION, st.eval_step, line, "EVALUATION"))
+
+    def _replay(self, ops: list[tuple]) -> None:
+        """What the compiled scanner read besides values, in its order (the mode it left is set by the caller)."""
+        for op in ops:
+            if op[0] == 0:
+                self._step_header(*op[1:])
+            elif op[0] == 1:
+                self._epoch(*op[1:])
+            else:
+                self._evaluation(op[1])
 
     def _step_header(self, local: int, total: int, step: float, wall: float) -> None:
         st: _State = self.state
@@ -194,11 +211,12 @@ class CoquiReader(FormatReader):
         timed = False  # a training value with a wall time was read
         while True:
             line += count_breaks(text, last, pos) if has_cr else count("\n", last, pos)
-            pos, line, mode, hdr = lines(text, pos, line, _MODES.index(st.mode), st.step is not None, st.step or 0.0,
-                                         st.wall, st.eval_step is not None, st.eval_step or 0.0, tkeys, ekeys, sink)
+            pos, line, mode, ops = lines(text, pos, line, _MODES.index(st.mode), st.step is not None, st.step or 0.0,
+                                         st.wall, st.eval_step is not None, st.eval_step or 0.0, st.local, st.total,
+                                         tkeys, ekeys, sink)
+            if ops:
+                self._replay(ops)
             last, st.mode = pos, _MODES[mode]
-            if hdr is not None:
-                self._step_header(*hdr)
             m = search(text, pos)
             if m is None:
                 break
