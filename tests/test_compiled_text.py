@@ -105,7 +105,11 @@ _OTHER = ["", "\x1b[1m > EVALUATION \x1b[0m", "  \x1b[1m--> EVAL PERFORMANCE\x1b
           " > Model restored from step 40", " > Keyboard interrupt detected", "\x1b[1m\x1b[0m", "   \r", "ünïcode",
           "\x1b[1m > TRAINING (2022) | > loss: 0.5", "  --> EVAL PERFORMANCE > EPOCH: 2/9", " --> Sx --> E",
           "a --> TIME", " Traceback (most recent call last):", "--> EVAL PERFORMANCE! Run is kept in",
-          " > TRAINING ( \x1b[0m T", "x > EVALUATION", "> TRAINING (2022-11-03 10:47:31) -- STEP: 1/2"]
+          " > TRAINING ( \x1b[0m T", "x > EVALUATION", "> TRAINING (2022-11-03 10:47:31) -- STEP: 1/2",
+          " > EVALUATIONS", "> EVALUATIONé", " > EPOCH: 12345678901234567/9", "> EPOCH: 3/4 ! x",
+          " > BEST MODEL :   ", " > BEST MODEL : /c/best_model.pth \x1b[0m", "> CHECKPOINT : a__7_.pth_12.pth\x0c ",
+          " > BEST MODEL : /c/x_99999999999999999999999.pth", " > BEST MODEL : /c/é_5.pth",
+          " > CHECKPOINT : /c/a\x1b[0m | > loss: 1", "> BEST MODEL : /c/checkpoint_1e3.pth"]
 
 
 def _coqui_text(r: random.Random) -> str:

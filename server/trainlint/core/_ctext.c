@@ -242,6 +242,9 @@ static int step_header(const unsigned char *s, Py_ssize_t e, Py_ssize_t k, long 
     return no_match_in(s, k, e, -1);  /* nothing after it that could start another match */
 }
 
+/* Python's str.strip() whitespace among ASCII bytes. */
+static int is_py_space(unsigned char c) { return c == ' ' || (c >= '\t' && c <= '\r') || (c >= 0x1c && c <= 0x1f); }
+
 typedef struct {
     Py_ssize_t key, key_len, num, num_len, paren, paren_len;  /* paren_len -1: no parenthesised part */
 } Value;
@@ -372,6 +375,42 @@ typedef struct {
     int *timed;
 } Scan;
 
+/* ``> BEST MODEL : path`` or ``> CHECKPOINT : path`` at s[k]: the op (3, best, step, line, text, path) as
+ * _saved gets it (the path stripped; the step of its first ``_<digits>.pth``, else the current step or None;
+ * the text the match stripped). 1 read, 0 the regex reads it (a byte outside ASCII in the path: Unicode's
+ * \\d and whitespace), -1 an error. */
+static int saved(Scan *c, const unsigned char *s, Py_ssize_t k, Py_ssize_t e, unsigned int line) {
+    Py_ssize_t p0 = k + 15, q = p0;
+    while (q < e && s[q] != '\r' && s[q] != 0x1b) q++;  /* [^\n\r\x1b]* */
+    for (Py_ssize_t x = p0; x < q; x++)
+        if (s[x] >= 0x80) return 0;
+    if (!no_match_in(s, q, e, -1)) return 0;
+    Py_ssize_t a = p0, b = q, t = q;
+    while (a < b && is_py_space(s[a])) a++;
+    while (b > a && is_py_space(s[b - 1])) b--;
+    while (t > k && is_py_space(s[t - 1])) t--;
+    double at = c->step;
+    int known = c->has_step;
+    for (Py_ssize_t x = a; x < b; x++) {  /* _STEP_IN_NAME.search: the leftmost _(\d+)\.pth */
+        if (s[x] != '_') continue;
+        Py_ssize_t y = x + 1;
+        while (y < b && s[y] >= '0' && s[y] <= '9') y++;
+        if (y > x + 1 && b - y >= 4 && memcmp(s + y, ".pth", 4) == 0) {
+            if (!strict_number((const char *)s + x + 1, y - x - 1, &at)) return 0;
+            known = 1;
+            break;
+        }
+    }
+    if (c->mode != MODE_TRAIN) c->mode = MODE_NONE;
+    c->hdr_op = -1;
+    PyObject *step = known ? PyFloat_FromDouble(at) : Py_NewRef(Py_None);
+    PyObject *op = step == NULL ? NULL : Py_BuildValue("(iiNIs#s#)", 3, s[k + 2] == 'B', step, line,
+                                                       (const char *)s + k, t - k, (const char *)s + a, b - a);
+    int r = op == NULL ? -1 : PyList_Append(c->ops, op);
+    Py_XDECREF(op);
+    return r < 0 ? -1 : 1;
+}
+
 /* One line s[i:e] (no break in it): 1 read, 0 the Python path reads it, -1 an error. */
 static int coqui_line(Scan *c, const unsigned char *s, Py_ssize_t i, Py_ssize_t e, Py_ssize_t n,
                       unsigned int line) {
@@ -421,6 +460,8 @@ static int coqui_line(Scan *c, const unsigned char *s, Py_ssize_t i, Py_ssize_t 
         Py_XDECREF(op);
         return r < 0 ? -1 : 1;
     }
+    if (e - k >= 15 && (memcmp(s + k, "> BEST MODEL : ", 15) == 0 || memcmp(s + k, "> CHECKPOINT : ", 15) == 0))
+        return saved(c, s, k, e, line);
     if (e - k >= 12 && memcmp(s + k, "> EVALUATION", 12) == 0) {
         if (k + 12 < e && (s[k + 12] >= 0x80 || is_word(s[k + 12]))) return 0;  /* \b: \w is Unicode's */
         if (!no_match_in(s, k + 12, e, -1)) return 0;
@@ -474,7 +515,8 @@ static Py_ssize_t rest_of_line(const unsigned char *s, Py_ssize_t i, Py_ssize_t 
  * headers, the lines that only change the mode and those no match can start in. Stops at the start of the first
  * line the regex must read (or at pos, when the rest of the line pos is in could hold a match), or at the end.
  * ops, for the reader to replay in order: (0, local, total, global step, wall) a step header (the last of a run
- * of them), (1, epoch, of, line, text) an epoch, (2, line) an evaluation. A text that is not one byte a character
+ * of them), (1, epoch, of, line, text) an epoch, (2, line) an evaluation, (3, best, step, line, text, path) a
+ * saved model. A text that is not one byte a character
  * is left to the Python path whole. */
 static PyObject *coqui_lines(PyObject *self, PyObject *args) {
     PyObject *text, *tkeys, *ekeys, *capsule;

@@ -151,9 +151,7 @@ class CoquiReader(FormatReader):
         elif kind in ("best", "ckpt"):
             path = (m.group("bestpath") or m.group("ckptpath") or "").strip()
             sm = _STEP_IN_NAME.search(path)
-            step = float(sm.group(1)) if sm else st.step
-            ev_kind = EventKind.BEST_MODEL if kind == "best" else EventKind.CHECKPOINT
-            log.events.append(_ev(ev_kind, step, line, m.group(0).strip(), path=path))
+            self._saved(kind == "best", float(sm.group(1)) if sm else st.step, line, m.group(0).strip(), path)
             st.mode = "" if st.mode != "train" else st.mode
         elif kind == "kbd":
             log.events.append(_ev(EventKind.INTERRUPTED, st.step, line, "Keyboard interrupt detected"))
@@ -184,8 +182,14 @@ class CoquiReader(FormatReader):
                 self._step_header(*op[1:])
             elif op[0] == 1:
                 self._epoch(*op[1:])
-            else:
+            elif op[0] == 2:
                 self._evaluation(op[1])
+            else:
+                self._saved(*op[1:])
+
+    def _saved(self, best: bool, step: float | None, line: int, text: str, path: str) -> None:
+        kind = EventKind.BEST_MODEL if best else EventKind.CHECKPOINT
+        self.log.events.append(_ev(kind, step, line, text, path=path))
 
     def _step_header(self, local: int, total: int, step: float, wall: float) -> None:
         st: _State = self.state
