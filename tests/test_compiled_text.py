@@ -109,7 +109,8 @@ _OTHER = ["", "\x1b[1m > EVALUATION \x1b[0m", "  \x1b[1m--> EVAL PERFORMANCE\x1b
           " > EVALUATIONS", "> EVALUATIONé", " > EPOCH: 12345678901234567/9", "> EPOCH: 3/4 ! x",
           " > BEST MODEL :   ", " > BEST MODEL : /c/best_model.pth \x1b[0m", "> CHECKPOINT : a__7_.pth_12.pth\x0c ",
           " > BEST MODEL : /c/x_99999999999999999999999.pth", " > BEST MODEL : /c/é_5.pth",
-          " > CHECKPOINT : /c/a\x1b[0m | > loss: 1", "> BEST MODEL : /c/checkpoint_1e3.pth"]
+          " > CHECKPOINT : /c/a\x1b[0m | > loss: 1", "> BEST MODEL : /c/checkpoint_1e3.pth",
+          " --> /c/run > Model restored from step 7", " --> /c/run >  EPOCH: 1/2", "x ! Run is kept", "x !Run"]
 
 
 def _coqui_text(r: random.Random) -> str:

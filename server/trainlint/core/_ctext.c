@@ -142,15 +142,16 @@ static int grow_flush(Grow *g, PyObject *arr) {
 enum { MODE_NONE = 0, MODE_TRAIN = 1, MODE_EVAL_PENDING = 2, MODE_EVAL = 3 };
 
 /* 1 when a match of _MASTER could start at s[q] (e: the line's end): every alternative begins with ``--> `` and
- * T, S or E, ``| > ``, ``> ``, ``! `` or, at a line's start, ``Traceback``. 0: none can (a safe over-estimate
+ * T, S or E, ``| > ``, ``> `` and E, T, B, C, K or M, ``! R`` or, at a line's start, ``Traceback``. 0: none can (a safe over-estimate
  * of the regex, which only ever makes the scanner leave a line to it). */
 static int could_start(const unsigned char *s, Py_ssize_t q, Py_ssize_t e, Py_ssize_t line_start) {
     switch (s[q]) {
     case '|':
         return e - q >= 4 && memcmp(s + q, "| > ", 4) == 0;
-    case '>':
-    case '!':
-        return q + 1 < e && s[q + 1] == ' ';
+    case '>':  /* > EPOCH, EVALUATION, TRAINING, BEST MODEL, CHECKPOINT, Keyboard, Model restored */
+        return e - q >= 3 && s[q + 1] == ' ' && strchr("ETBCKM", s[q + 2]) != NULL && s[q + 2] != '\0';
+    case '!':  /* ! Run is kept */
+        return e - q >= 3 && s[q + 1] == ' ' && s[q + 2] == 'R';
     case '-':
         return e - q >= 5 && memcmp(s + q, "--> ", 4) == 0 && (s[q + 4] == 'T' || s[q + 4] == 'S' || s[q + 4] == 'E');
     case 'T':
