@@ -113,7 +113,30 @@ _OTHER = ["", "\x1b[1m > EVALUATION \x1b[0m", "  \x1b[1m--> EVAL PERFORMANCE\x1b
           " --> /c/run > Model restored from step 7", " --> /c/run >  EPOCH: 1/2", "x ! Run is kept", "x !Run"]
 
 
+def _epochs(r: random.Random) -> str:
+    """Epochs as Coqui writes them (training blocks, an evaluation, a best model), a line now and then a near miss:
+    runs of lines the scanner reads, with state (step, evaluation step, keys) carried from one to the next."""
+    lines, step = [], r.randrange(100)
+    for epoch in range(r.randint(1, 4)):
+        lines += [f"\x1b[4m\x1b[1m > EPOCH: {epoch}/9\x1b[0m", " --> /c/run", "",
+                  "\x1b[1m > TRAINING (2022-11-03) \x1b[0m"]
+        for _ in range(r.randint(1, 3)):
+            local = r.randrange(36)
+            step += r.randint(1, 40)
+            lines.append(f"\x1b[1m   --> TIME: 2022-11-{r.randint(1, 28):02d} 10:47:31 -- STEP: {local}/36 -- "
+                         f"GLOBAL_STEP: {step}\x1b[0m")
+            lines += [f"     | > {k}: {r.random():.5f}  ({r.random() * 9:.5f})" for k in ("loss", "loss_disc", "lr")]
+        lines += ["", "\x1b[1m > EVALUATION \x1b[0m", "", "  \x1b[1m--> EVAL PERFORMANCE\x1b[0m"]
+        lines += [f"     | > {k}: {r.random():.5f} \x1b[0m(+{r.random():.5f})" for k in ("avg_loss", "avg_loss_disc")]
+        lines.append(f" > BEST MODEL : /c/best_model_{step + 3}.pth")
+    for _ in range(r.randint(0, 3)):
+        lines[r.randrange(len(lines))] = r.choice([_value_line(r), _header(r, step), r.choice(_OTHER)])
+    return "\n".join(lines) + r.choice(["", "\n", "\r\n"])
+
+
 def _coqui_text(r: random.Random) -> str:
+    if r.random() < 0.3:
+        return _epochs(r)
     lines, step = [], r.randrange(100)
     for _ in range(r.randint(1, 60)):
         k = r.random()
