@@ -31,6 +31,20 @@ def _ctext_reason() -> str | None:
     return None if accel.CTEXT is not None else accel.CTEXT_REASON
 
 
+def test_the_pure_path_is_forced_for_the_text_scanner_too() -> None:
+    """TRAINLINT_PURE=1 leaves CTEXT None, with the reason, as it does CSCAN."""
+    import os
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+
+    code = "from trainlint.core import accel; print(accel.CTEXT is None, accel.CTEXT_REASON)"
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "server"), "TRAINLINT_PURE": "1"}
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    assert r.stdout.startswith("True TRAINLINT_PURE is set"), r.stdout
+
+
 def _read_both(path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[object, object]:
     """(compiled, pure) reads of one Coqui file in this process: the reader's CTEXT set to None for the second."""
     import trainlint.readers.coqui as coqui
