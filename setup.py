@@ -1,4 +1,4 @@
-"""The optional compiled scanners (trainlint.core._cscan, trainlint.core._cjsonl); everything else is declared in
+"""The optional compiled scanners (trainlint.core._cscan, _cjsonl, _ctext); everything else is declared in
 pyproject.toml.
 
 ``optional=True``: without a compiler (or Python headers) the build warns and goes on, and the package is the
@@ -11,7 +11,9 @@ import os
 from setuptools import Extension, setup
 
 PURE = os.environ.get("TRAINLINT_PURE", "") not in ("", "0")
-CSCAN = Extension("trainlint.core._cscan", ["server/trainlint/core/_cscan.c"], optional=True)
-CJSONL = Extension("trainlint.core._cjsonl", ["server/trainlint/core/_cjsonl.c"], optional=True)
+CORE = "server/trainlint/core/"
+# each module its own extension, built apart (either can fail alone); the float() fast path is one shared header
+MODULES = [Extension(f"trainlint.core.{name}", [f"{CORE}{name}.c"], depends=[f"{CORE}_cfloat.h"], optional=True)
+           for name in ("_cscan", "_cjsonl", "_ctext")]
 
-setup(ext_modules=[] if PURE else [CSCAN, CJSONL])
+setup(ext_modules=[] if PURE else MODULES)

@@ -16,7 +16,7 @@ import json
 import sys
 
 from trainlint.config import Config
-from trainlint.core.accel import CJSONL, CSCAN, JSONL_REASON, REASON
+from trainlint.core.accel import CJSONL, CSCAN, CTEXT, CTEXT_REASON, JSONL_REASON, REASON
 from trainlint.judge import judge_path
 from trainlint.output import check_json
 from trainlint.runs import Companions, plan
@@ -48,4 +48,5 @@ def dump(roots: list[str]) -> dict[str, object]:
 
 if __name__ == "__main__":
     json.dump({"compiled": CSCAN is not None, "reason": REASON, "jsonl_compiled": CJSONL is not None,
-               "jsonl_reason": JSONL_REASON, "logs": dump(sys.argv[1:])}, sys.stdout, sort_keys=True, default=str)
+               "jsonl_reason": JSONL_REASON, "text_compiled": CTEXT is not None, "text_reason": CTEXT_REASON,
+               "logs": dump(sys.argv[1:])}, sys.stdout, sort_keys=True, default=str)

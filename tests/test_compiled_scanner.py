@@ -31,15 +31,15 @@ pytestmark = pytest.mark.corpus
 
 ROOTS = [CORPUS, FIXTURES / "live", FIXTURES / "population"]
 # The formats whose hot loop the scanner has, and the fewest real logs of each the comparison must include.
-COVERED = {"csv": 20, "jsonl": 100, "tfevents": 20}
+COVERED = {"csv": 20, "jsonl": 100, "tfevents": 20, "coqui": 6}  # coqui: only 6 real Coqui logs exist here
 
 
 def _compiled_reason(fmt: str = "csv") -> str | None:
     from trainlint.core import accel
 
-    if fmt == "jsonl":
-        return None if accel.CJSONL is not None else accel.JSONL_REASON
-    return None if accel.CSCAN is not None else accel.REASON
+    module, reason = {"jsonl": (accel.CJSONL, accel.JSONL_REASON), "coqui": (accel.CTEXT, accel.CTEXT_REASON)}.get(
+        fmt, (accel.CSCAN, accel.REASON))
+    return None if module is not None else reason
 
 
 def _dump(pure: bool) -> dict:
@@ -58,6 +58,7 @@ def dumps() -> tuple[dict, dict]:
     compiled, pure = _dump(False), _dump(True)
     assert compiled["compiled"] and not pure["compiled"], (compiled["reason"], pure["reason"])
     assert compiled["jsonl_compiled"] and not pure["jsonl_compiled"], (compiled["jsonl_reason"], pure["jsonl_reason"])
+    assert compiled["text_compiled"] and not pure["text_compiled"], (compiled["text_reason"], pure["text_reason"])
     return compiled["logs"], pure["logs"]
 
 

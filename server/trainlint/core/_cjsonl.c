@@ -24,65 +24,7 @@ enum { K_ABSENT = 0, K_INT = 1, K_FLOAT = 2, K_NULL = 3, K_STR = 4, K_TRUE = 5, 
 #define MAX_KEYS 1024     /* more distinct keys in a batch: the reader's sparse path, from json.loads's dicts */
 #define MAX_INT_DIGITS 15 /* an int of at most 15 digits is an exact double, and int(double) gives it back */
 
-/* Clinger's fast path (as in _cscan.c): at most 16 significant digits and a power of ten of at most 22 are exact
- * doubles, so one multiplication or division rounds once, correctly, to the double float() returns. 0: not this
- * case, PyOS_string_to_double (float()'s own parser) decides. */
-static const double POW10[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
-                                 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
-
-static int clinger(const char *p, const char *end, double *out) {
-#if defined(FLT_EVAL_METHOD) && FLT_EVAL_METHOD == 0
-    int neg = 0;
-    if (p < end && *p == '-') neg = *p++ == '-';
-    uint64_t w = 0;
-    int digits = 0, frac = 0, point = 0;
-    for (; p < end; p++) {
-        if (*p >= '0' && *p <= '9') {
-            if (w == 0 && *p == '0') {
-                frac += point;
-                continue;
-            }
-            if (++digits > 16) return 0;
-            w = w * 10 + (uint64_t)(*p - '0');
-            frac += point;
-        } else if (*p == '.' && !point) {
-            point = 1;
-        } else {
-            break;
-        }
-    }
-    int e = 0;
-    if (p < end && (*p == 'e' || *p == 'E')) {
-        p++;
-        int eneg = 0, edigits = 0;
-        if (p < end && (*p == '+' || *p == '-')) eneg = *p++ == '-';
-        for (; p < end && *p >= '0' && *p <= '9'; p++) {
-            if (++edigits > 4) return 0;
-            e = e * 10 + (*p - '0');
-        }
-        if (eneg) e = -e;
-    }
-    if (p != end || w > ((uint64_t)1 << 53)) return 0;
-    e -= frac;
-    double x = (double)w;
-    if (w == 0) {
-        x = 0.0;
-    } else if (e < 0) {
-        if (e < -22) return 0;
-        x /= POW10[-e];
-    } else {
-        if (e > 22) return 0;
-        x *= POW10[e];
-    }
-    *out = neg ? -x : x;
-    return 1;
-#else
-    (void)p;
-    (void)end;
-    (void)out;
-    return 0;
-#endif
-}
+#include "_cfloat.h"
 
 /* float() of a JSON number literal's text p[0:n] (already checked against JSON's grammar): 0 and *out set, or -1
  * (the batch goes to json.loads). */

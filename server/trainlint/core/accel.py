@@ -1,34 +1,32 @@
-"""The compiled scanner (``trainlint.core._cscan``, a C extension built by ``pip install`` when a compiler is
-there), or None: the readers' own Python loops, which read every log identically (tests/test_compiled_scanner.py).
-``CJSONL`` is the same for JSON lines (``trainlint.core._cjsonl``, its own extension module), chosen the same way,
-with its reason in ``JSONL_REASON``.
+"""The compiled scanners, each a C extension built by ``pip install`` when a compiler is there, or None: the
+readers' own Python loops, which read every log identically (tests/test_compiled_scanner.py,
+tests/test_compiled_text.py). ``CSCAN`` (``trainlint.core._cscan``): CSV rows and event files; ``CJSONL``
+(``_cjsonl``): JSON lines; ``CTEXT`` (``_ctext``): Coqui's text lines. Each is its own module, built apart, so
+either can be missing alone; each has its reason (``REASON``, ``JSONL_REASON``, ``CTEXT_REASON``).
 
 Chosen once, at import: ``TRAINLINT_PURE=1`` forces the Python path (to compare the two, or to rule the extension
-out when a result looks wrong); a missing or unloadable extension falls back with the reason in ``REASON``.
+out when a result looks wrong); a missing or unloadable extension falls back with the reason.
 """
 
 from __future__ import annotations
 
+import importlib
 import os
 from types import ModuleType
 
-REASON = "compiled scanner in use"
-CSCAN: ModuleType | None = None
-CJSONL: ModuleType | None = None  # the JSONL scanner (``_cjsonl``): its own module, chosen the same way
-JSONL_REASON = "compiled JSONL scanner in use"
+PURE = os.environ.get("TRAINLINT_PURE", "") not in ("", "0")
 
-if os.environ.get("TRAINLINT_PURE", "") not in ("", "0"):
-    REASON = JSONL_REASON = "TRAINLINT_PURE is set: the pure-Python readers are in use"
-else:
+
+def _load(module: str, what: str, fallback: str) -> tuple[ModuleType | None, str]:
+    """(the extension, why it is or is not in use)."""
+    if PURE:
+        return None, "TRAINLINT_PURE is set: the pure-Python readers are in use"
     try:
-        from . import _cscan
-
-        CSCAN = _cscan
+        return importlib.import_module(f"{__package__}.{module}"), f"{what} in use"
     except ImportError as e:  # a pure wheel, an install without a compiler, or a build for another Python
-        REASON = f"the compiled scanner is not built ({e}): the pure-Python readers are in use"
-    try:
-        from . import _cjsonl
+        return None, f"the {what} is not built ({e}): {fallback}"
 
-        CJSONL = _cjsonl
-    except ImportError as e:
-        JSONL_REASON = f"the compiled JSONL scanner is not built ({e}): the pure-Python JSONL reader is in use"
+
+CSCAN, REASON = _load("_cscan", "compiled scanner", "the pure-Python readers are in use")
+CJSONL, JSONL_REASON = _load("_cjsonl", "compiled JSONL scanner", "the pure-Python JSONL reader is in use")
+CTEXT, CTEXT_REASON = _load("_ctext", "compiled text scanner", "the pure-Python readers are in use")

@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import math
 import re
+from array import array
 from dataclasses import dataclass
 from functools import lru_cache
 
+from ..core.accel import CTEXT
 from ..core.lines import count_breaks
 from ..core.model import Aggregation, Event, EventKind, Locator, LogFile, Role, Series, parse_number
 from ..core.roles import Classified, RoleMap, classify
@@ -44,6 +46,7 @@ _MASTER = re.compile(
     re.MULTILINE,
 )
 _STEP_IN_NAME = re.compile(r"_(\d+)\.pth")
+_MODES = ("", "train", "eval-pending", "eval")  # _State.mode as the compiled scanner numbers it
 
 
 @dataclass
@@ -76,6 +79,9 @@ class CoquiReader(FormatReader):
         self.forget_series()
 
     def scan(self, text: str, first_line: int) -> None:
+        if CTEXT is not None:
+            self._scan_compiled(text, first_line)
+            return
         st: _State = self.state
         line = first_line
         last = 0
@@ -129,23 +135,14 @@ class CoquiReader(FormatReader):
         log = self.log
         if kind == "stephdr":
             st.mode = "train"
-            st.step = float(m.group("gstep"))
-            st.local, st.total = int(m.group("local")), int(m.group("total"))
-            st.wall = _wall(m.group("time"))
-            log.facts["steps_per_epoch"] = st.total
-            log.facts["last_step"] = st.step
+            self._step_header(int(m.group("local")), int(m.group("total")), float(m.group("gstep")),
+                              _wall(m.group("time")))
         elif kind == "epoch":
-            st.epoch = int(m.group("ep"))
             st.mode = ""
-            log.facts["epoch"] = st.epoch
-            log.facts["planned_epochs"] = int(m.group("eptot"))
-            start = 0.0 if st.step is None else st.step + max(0, st.total - st.local)
-            log.events.append(_ev(EventKind.EPOCH, start, line, m.group(0), epoch=st.epoch,
-                                  of=int(m.group("eptot"))))
+            self._epoch(int(m.group("ep")), int(m.group("eptot")), line, m.group(0))
         elif kind == "evalhdr":
             st.mode = "eval-pending"
-            st.eval_step = 0.0 if st.step is None else st.step + max(0, st.total - st.local)
-            log.events.append(_ev(EventKind.EVALUATION, st.eval_step, line, "EVALUATION"))
+            self._evaluation(line)
         elif kind == "evalperf":
             if st.mode == "eval-pending":
                 st.mode = "eval"
@@ -154,9 +151,7 @@ class CoquiReader(FormatReader):
         elif kind in ("best", "ckpt"):
             path = (m.group("bestpath") or m.group("ckptpath") or "").strip()
             sm = _STEP_IN_NAME.search(path)
-            step = float(sm.group(1)) if sm else st.step
-            ev_kind = EventKind.BEST_MODEL if kind == "best" else EventKind.CHECKPOINT
-            log.events.append(_ev(ev_kind, step, line, m.group(0).strip(), path=path))
+            self._saved(kind == "best", float(sm.group(1)) if sm else st.step, line, m.group(0).strip(), path)
             st.mode = "" if st.mode != "train" else st.mode
         elif kind == "kbd":
             log.events.append(_ev(EventKind.INTERRUPTED, st.step, line, "Keyboard interrupt detected"))
@@ -166,6 +161,143 @@ class CoquiReader(FormatReader):
             log.events.append(_ev(EventKind.TRACEBACK, st.step, line, m.group(0)))
         elif kind == "kept":
             log.events.append(_ev(EventKind.END_OF_RUN, st.step, line, "Run is kept in …"))
+
+    def _epoch(self, epoch: int, of: int, line: int, text: str) -> None:
+        st: _State = self.state
+        st.epoch = epoch
+        self.log.facts["epoch"] = epoch
+        self.log.facts["planned_epochs"] = of
+        start = 0.0 if st.step is None else st.step + max(0, st.total - st.local)
+        self.log.events.append(_ev(EventKind.EPOCH, start, line, text, epoch=epoch, of=of))
+
+    def _evaluation(self, line: int) -> None:
+        st: _State = self.state
+        st.eval_step = 0.0 if st.step is None else st.step + max(0, st.total - st.local)
+        self.log.events.append(_ev(EventKind.EVALUATION, st.eval_step, line, "EVALUATION"))
+
+    def _replay(self, ops: list[tuple]) -> None:
+        """What the compiled scanner read besides values, in its order (the mode it left is set by the caller)."""
+        for op in ops:
+            if op[0] == 0:
+                self._step_header(*op[1:])
+            elif op[0] == 1:
+                self._epoch(*op[1:])
+            elif op[0] == 2:
+                self._evaluation(op[1])
+            else:
+                self._saved(*op[1:])
+
+    def _saved(self, best: bool, step: float | None, line: int, text: str, path: str) -> None:
+        kind = EventKind.BEST_MODEL if best else EventKind.CHECKPOINT
+        self.log.events.append(_ev(kind, step, line, text, path=path))
+
+    def _step_header(self, local: int, total: int, step: float, wall: float) -> None:
+        st: _State = self.state
+        st.step, st.local, st.total, st.wall = step, local, total, wall
+        self.log.facts["steps_per_epoch"] = total
+        self.log.facts["last_step"] = step
+
+    def _scan_compiled(self, text: str, first_line: int) -> None:
+        """scan with the compiled scanner reading the plain lines (value lines of keys this chunk has seen, step
+        headers) and the regex the rest: each stops where the other must read. Points go to per-chunk arrays (the
+        scanner fills them a column at a time) and into their series at the end, eval values too, so each series
+        gets its points in order from whichever path read them."""
+        st: _State = self.state
+        line, last, pos = first_line, 0, 0
+        has_cr = "\r" in text
+        count, search = text.count, _MASTER.search
+        tkeys: list[str] = []
+        tbufs: list[tuple[array, ...]] = []  # per key: step, value, line, wall; step, average, line
+        ekeys: list[str] = []
+        ebufs: list[tuple[array, ...]] = []  # per key: step, value, line
+        lines, flush = CTEXT.coqui_lines, CTEXT.coqui_flush  # type: ignore[union-attr]
+        sink = CTEXT.coqui_sink()  # type: ignore[union-attr]  # the scanner's points until a flush
+        timed = False  # a training value with a wall time was read
+        while True:
+            line += count_breaks(text, last, pos) if has_cr else count("\n", last, pos)
+            pos, line, mode, ops = lines(text, pos, line, _MODES.index(st.mode), st.step is not None, st.step or 0.0,
+                                         st.wall, st.eval_step is not None, st.eval_step or 0.0, st.local, st.total,
+                                         tkeys, ekeys, sink)
+            if ops:
+                self._replay(ops)
+            last, st.mode = pos, _MODES[mode]
+            m = search(text, pos)
+            if m is None:
+                break
+            start = m.start()
+            line += count_breaks(text, last, start) if has_cr else count("\n", last, start)
+            last, pos = start, m.end()
+            if has_cr and text[pos - 1] == "\r" and text.startswith("\n", pos):
+                pos -= 1  # not between the halves of a \r\n: counted apart, they would be two line breaks
+            kind = m.lastgroup
+            if kind != "val":
+                self._structure(kind, m, line, st)
+            elif st.mode == "train" and st.step is not None:
+                flush(sink, tbufs, ebufs)  # the scanner's points first: each series gets its points in order
+                self._train_value(m, line, st, tkeys, tbufs)
+                timed = timed or st.wall == st.wall
+            elif st.mode == "eval" and st.eval_step is not None:
+                flush(sink, tbufs, ebufs)
+                self._eval_buffered(m, line, st, ekeys, ebufs)
+        timed = flush(sink, tbufs, ebufs) or timed  # no wall time: extend need not look through them
+        pairs = self._pairs
+        for key, buf in zip(tkeys, tbufs, strict=True):
+            current, running = pairs[key]
+            current.extend(buf[0], buf[1], buf[2], buf[3], timed=None if timed else False)
+            running.extend(buf[4], buf[5], buf[6], [])
+        for key, buf in zip(ekeys, ebufs, strict=True):
+            if buf[0]:  # as append adds them: a NaN wall time each when the series keeps wall times
+                self._eval_series(key).extend(buf[0], buf[1], buf[2], [math.nan] * len(buf[0]), timed=False)
+
+    def _train_value(self, m: re.Match[str], line: int, st: _State, keys: list[str],
+                     bufs: list[tuple[array, ...]]) -> None:
+        """The scan loop's hot path, for a value line the compiled scanner left (a new key, an odd number)."""
+        key = m.group("key")
+        try:
+            value = float(m.group("num"))
+        except ValueError:
+            return
+        if key not in keys:
+            if key not in self._pairs:
+                self._pair(key)
+            keys.append(key)
+            bufs.append((array("d"), array("d"), array("I"), array("d"), array("d"), array("d"), array("I")))
+        buf = bufs[keys.index(key)]
+        buf[0].append(st.step)  # type: ignore[arg-type]
+        buf[1].append(value)
+        buf[2].append(line)
+        buf[3].append(st.wall)
+        paren = m.group("paren")
+        if paren is not None:
+            try:
+                avg = float(paren)
+            except ValueError:
+                return
+            buf[4].append(st.step)  # type: ignore[arg-type]
+            buf[5].append(avg)
+            buf[6].append(line)
+
+    def _eval_buffered(self, m: re.Match[str], line: int, st: _State, keys: list[str],
+                       bufs: list[tuple[array, ...]]) -> None:
+        """_eval_value into the chunk's arrays (the series is made here, at its first value, as there)."""
+        key = m.group("key")
+        try:
+            value = parse_number(m.group("num"))
+        except ValueError:
+            return
+        if key not in keys:
+            self._eval_series(key)
+            keys.append(key)
+            bufs.append((array("d"), array("d"), array("I")))
+        buf = bufs[keys.index(key)]
+        buf[0].append(st.eval_step)  # type: ignore[arg-type]
+        buf[1].append(value)
+        buf[2].append(line)
+
+    def _eval_series(self, key: str) -> Series:
+        base = classify(key)
+        role = Role.EVAL_LOSS if base.role in (Role.TRAIN_LOSS, Role.EVAL_LOSS) else base.role
+        return self.series(key, Classified(role, Aggregation.EVAL, base.component), locator=current_locator(key))
 
     def _pair(self, key: str) -> tuple[Series, Series]:
         base = classify(key)
@@ -185,10 +317,7 @@ class CoquiReader(FormatReader):
             value = parse_number(m.group("num"))
         except ValueError:
             return
-        base = classify(key)
-        role = Role.EVAL_LOSS if base.role in (Role.TRAIN_LOSS, Role.EVAL_LOSS) else base.role
-        s = self.series(key, Classified(role, Aggregation.EVAL, base.component), locator=current_locator(key))
-        s.append(st.eval_step, value, line)  # type: ignore[arg-type]
+        self._eval_series(key).append(st.eval_step, value, line)  # type: ignore[arg-type]
 
 
 def _wall(stamp: str | None) -> float:

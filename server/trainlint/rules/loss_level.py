@@ -40,6 +40,7 @@ from .base import (
 from .noise import fitted_change, highest_fitted, level_se, log_noise, noise_upper, selection, z_of
 from .registry import check
 from .stats import lowest_level, run_start, stats
+from .thresholds import Thresholds
 
 TP_ZERO_LOSS = Rule("TP-ZERO-LOSS", Level.FAIL, "zero-loss", "Every loss value is exactly zero")
 TP_ZERO_LOSS_ONSET = Rule("TP-ZERO-LOSS-ONSET", Level.FAIL, "zero-loss", "The loss ends in a run of exact zeros")
@@ -604,6 +605,38 @@ def check_divergence(ctx: Context) -> CheckResult:
     return per_series(ctx, Role.TRAIN_LOSS, res, diverged, "train-loss", trend=True)
 
 
+def _dead_run_allowance(s: Series, seg: int, vals: Sequence[float], th: Thresholds,
+                        values: dict) -> tuple[float, float]:
+    """(the most improvement the line allows within dead_run_noise_z errors, the same without the highest point),
+    their measurements added to ``values``."""
+    # Not lower than at the start, or only its noise? Two windows of 5 of a per-batch loss are too noisy to
+    # say; the whole run is not. The change from start to end of a least-squares line through every log value
+    # (kept as running sums: O(appended)) has a standard error of sigma sqrt(12 / n); the run is dead only
+    # when even that change plus dead_run_noise_z errors falls short of the required improvement. This
+    # replaced two guards: the windows of 5 before the last must not show the improvement either, and a live
+    # run whose loss is falling right now is not dead.
+    # The noise itself is measured from few changes early in a run (9 for 10 points: its own standard error is
+    # about a fifth of it), and a FAIL must hold even if it was measured low: the line's error is taken at the
+    # noise's upper bound (two of its own errors above, as TP-DIVERGE does). A healthy per-step loss that rose
+    # over its first 10 points (population hf-healthy-025, 7.044 -> 7.697) was a FAIL at 12% of its run.
+    sigma, changes = log_noise(vals, 0, len(vals))
+    hi = noise_upper(sigma, changes) if sigma == sigma else 0.0
+    fit, n_fit = fitted_change(s, seg)
+    se = hi * math.sqrt(12 / n_fit) if n_fit > 2 else 0.0
+    allowed = 1 - math.exp(-(fit + th.dead_run_noise_z * se)) if n_fit > 2 else 1.0
+    # Nor may it rest on one point: a spike that recovers, near the end of a short series, tilts the line (a
+    # loss of 1318 among values near 4 made population hf-healthy-034's line "rise" 3.08x). The line without the
+    # highest point must fall short too (with its own error over one point fewer).
+    fit_lo, n_lo = fitted_change(s, seg, without_highest=True)
+    allowed_lo = 1 - math.exp(-(fit_lo + th.dead_run_noise_z * hi * math.sqrt(12 / n_lo))) if n_lo > 2 else 1.0
+    values.update(sigma=Ratio(sigma if sigma == sigma else 0.0), sigma_upper=Ratio(hi), changes=changes,
+                  allowed=Ratio(allowed), allowed_without_highest=Ratio(allowed_lo),
+                  highest=highest_fitted(s, seg),
+                  fitted=Ratio(1 - math.exp(-fit) if n_fit > 2 else 0.0), fit_points=n_fit,
+                  z_dead=Ratio(th.dead_run_noise_z))
+    return allowed, allowed_lo
+
+
 @check("dead-run", TP_DEAD_RUN, order=70, description="start vs end of the loss",
        thresholds=("loss_improvement_window", "min_points_for_improvement_check", "min_loss_improvement",
                    "dead_run_noise_z"))
@@ -633,31 +666,8 @@ def check_dead_run(ctx: Context) -> CheckResult:
         values = {"series": s.label, "start": m0, "end": m1, "window": k, "improvement": Ratio(improvement),
                   "required": th.min_loss_improvement,
                   "start_last": Step(s.steps[idx[k - 1]]), "end_first": Step(s.steps[idx[-k]])}
-        # Not lower than at the start, or only its noise? Two windows of 5 of a per-batch loss are too noisy to
-        # say; the whole run is not. The change from start to end of a least-squares line through every log value
-        # (kept as running sums: O(appended)) has a standard error of sigma sqrt(12 / n); the run is dead only
-        # when even that change plus dead_run_noise_z errors falls short of the required improvement. This
-        # replaced two guards: the windows of 5 before the last must not show the improvement either, and a live
-        # run whose loss is falling right now is not dead.
-        # The noise itself is measured from few changes early in a run (9 for 10 points: its own standard error is
-        # about a fifth of it), and a FAIL must hold even if it was measured low: the line's error is taken at the
-        # noise's upper bound (two of its own errors above, as TP-DIVERGE does). A healthy per-step loss that rose
-        # over its first 10 points (population hf-healthy-025, 7.044 -> 7.697) was a FAIL at 12% of its run.
-        sigma, changes = log_noise(vals, 0, len(vals))
-        hi = noise_upper(sigma, changes) if sigma == sigma else 0.0
-        fit, n_fit = fitted_change(s, seg)
-        se = hi * math.sqrt(12 / n_fit) if n_fit > 2 else 0.0
-        allowed = 1 - math.exp(-(fit + th.dead_run_noise_z * se)) if n_fit > 2 else 1.0
-        # Nor may it rest on one point: a spike that recovers, near the end of a short series, tilts the line (a
-        # loss of 1318 among values near 4 made population hf-healthy-034's line "rise" 8x). The line without the
-        # highest point must fall short too (with its own error over one point fewer).
-        fit_lo, n_lo = fitted_change(s, seg, without_highest=True)
-        allowed_lo = 1 - math.exp(-(fit_lo + th.dead_run_noise_z * hi * math.sqrt(12 / n_lo))) if n_lo > 2 else 1.0
-        values.update(sigma=Ratio(sigma if sigma == sigma else 0.0), sigma_upper=Ratio(hi), changes=changes,
-                      allowed=Ratio(allowed), allowed_without_highest=Ratio(allowed_lo),
-                      highest=highest_fitted(s, seg),
-                      fitted=Ratio(1 - math.exp(-fit) if n_fit > 2 else 0.0), fit_points=n_fit,
-                      z_dead=Ratio(th.dead_run_noise_z))
+        allowed, allowed_lo = _dead_run_allowance(s, seg, vals, th, values)
+        sigma = values["sigma"]
         res.measurements.append(Measurement("dead-run", s.label, values,
                                             f"improved {improvement:.3g}; fitted line {values['fitted']:.3g}, at "
                                             f"most {allowed:.3g} within {th.dead_run_noise_z:g} errors (noise "

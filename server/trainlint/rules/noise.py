@@ -60,7 +60,7 @@ def fitted_change(s: Series, seg: int, without_highest: bool = False) -> tuple[f
     ``seg`` on, from its first point to its last, in log units; how many points). Running sums in the series'
     cache: O(appended). ``without_highest`` leaves the highest point out (its first occurrence, kept with the
     sums): a verdict that must not rest on one point asks for both (one spike of 300x near the end of 27 points
-    tilts the line by a factor 8)."""
+    tilts the line to a 3x rise)."""
     st = stats(s)
     vals = st.fin_vals
     memo = st.memo.get("fit")

@@ -1,0 +1,549 @@
+/* trainlint's compiled text scanner: the plain lines of Coqui trainer logs, with the reader's Python as the fallback.
+ *
+ * CoquiReader follows one regex's matches (readers/coqui.py, _MASTER); six of every eight lines are
+ * ``| > name: value  (average)`` and most of the rest ``--> TIME: … -- STEP: a/b -- GLOBAL_STEP: g``. This reads
+ * those two kinds of line, and only where it is sure the regex would match exactly there and nowhere else on the
+ * line: a line of anything else (an epoch, an evaluation header, a checkpoint, an unknown key, a number float()
+ * would strip or refuse, a lone carriage return, a byte outside ASCII) stops it, and the Python loop reads that
+ * line with the regex, so both paths give identical series by construction (tests/test_compiled_scanner.py holds
+ * them to it on every real log).
+ *
+ * Its own extension module (not _cscan.c) so that each scanner can be built, and fall back, on its own.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <float.h>
+#include <limits.h>
+#include <string.h>
+
+/* ---- numbers as float() reads them (the same code as _cscan.c's) ------------------------------------------- */
+
+static unsigned char NUMCHAR[256];
+
+static void init_numchar(void) {
+    const char *ok = "0123456789+-.eEnNaAiIfFtTyY";
+    for (const char *p = ok; *p; p++) NUMCHAR[(unsigned char)*p] = 1;
+}
+
+#include "_cfloat.h"
+
+/* 1 and *out set: float() reads these bytes as *out; 0: the Python path decides (no error set). */
+static int strict_number(const char *p, Py_ssize_t n, double *out) {
+    if (n <= 0 || n > 400) return 0;
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (!NUMCHAR[(unsigned char)p[i]]) return 0;
+    if (clinger(p, p + n, out)) return 1;
+    char buf[401];
+    memcpy(buf, p, (size_t)n);  /* the text is not NUL-terminated at the number's end */
+    buf[n] = '\0';
+    char *end = NULL;
+    double x = PyOS_string_to_double(buf, &end, NULL);
+    if (x == -1.0 && PyErr_Occurred()) {
+        PyErr_Clear();
+        return 0;
+    }
+    if (end != buf + n) return 0;
+    *out = x;
+    return 1;
+}
+
+/* ---- growable buffers, flushed into array.array objects --------------------------------------------------- */
+
+typedef struct {
+    char *data;
+    size_t len, cap;
+} Grow;
+
+static int grow_put(Grow *g, const void *item, size_t size) {
+    if (g->len + size > g->cap) {
+        size_t cap = g->cap ? g->cap * 2 : 4096;
+        char *d = PyMem_Realloc(g->data, cap);
+        if (d == NULL) return -1;
+        g->data = d;
+        g->cap = cap;
+    }
+    memcpy(g->data + g->len, item, size);
+    g->len += size;
+    return 0;
+}
+
+static int grow_flush(Grow *g, PyObject *arr) {
+    if (g->len == 0) return 0;
+    PyObject *r = PyObject_CallMethod(arr, "frombytes", "y#", g->data, (Py_ssize_t)g->len);
+    g->len = 0;
+    if (r == NULL) return -1;
+    Py_DECREF(r);
+    return 0;
+}
+
+/* ---- Coqui lines ------------------------------------------------------------------------------------------- */
+
+enum { MODE_NONE = 0, MODE_TRAIN = 1, MODE_EVAL_PENDING = 2, MODE_EVAL = 3 };
+
+/* 1 when a match of _MASTER could start at s[q] (e: the line's end): every alternative begins with ``--> `` and
+ * T, S or E, ``| > ``, ``> `` and E, T, B, C, K or M, ``! R`` or, at a line's start, ``Traceback``. 0: none can (a safe over-estimate
+ * of the regex, which only ever makes the scanner leave a line to it). */
+static int could_start(const unsigned char *s, Py_ssize_t q, Py_ssize_t e, Py_ssize_t line_start) {
+    switch (s[q]) {
+    case '|':
+        return e - q >= 4 && memcmp(s + q, "| > ", 4) == 0;
+    case '>':  /* > EPOCH, EVALUATION, TRAINING, BEST MODEL, CHECKPOINT, Keyboard, Model restored */
+        return e - q >= 3 && s[q + 1] == ' ' && strchr("ETBCKM", s[q + 2]) != NULL && s[q + 2] != '\0';
+    case '!':  /* ! Run is kept */
+        return e - q >= 3 && s[q + 1] == ' ' && s[q + 2] == 'R';
+    case '-':
+        return e - q >= 5 && memcmp(s + q, "--> ", 4) == 0 && (s[q + 4] == 'T' || s[q + 4] == 'S' || s[q + 4] == 'E');
+    case 'T':
+        return q == line_start;
+    default:
+        return 0;
+    }
+}
+
+/* 1 when no match can start in s[k:e] (k past the line's start). */
+static int no_match_in(const unsigned char *s, Py_ssize_t k, Py_ssize_t e, Py_ssize_t line_start) {
+    for (; k < e; k++)
+        if (could_start(s, k, e, line_start)) return 0;
+    return 1;
+}
+
+static int is_word(unsigned char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+
+/* A character of ``[^\s\x1b(]`` among ASCII; 0 for any other byte (where \\s and float() differ: the line is
+ * left to the regex). */
+static int num_char(unsigned char c) {
+    return c < 0x80 && !((c >= '\t' && c <= '\r') || (c >= 0x1c && c <= 0x1f) || c == ' ' || c == 0x1b || c == '(');
+}
+
+/* ``(?:\x1b\[[\d;]*m)*`` from s[*k]: 0 when an escape character starts something else (the regex would fail). */
+static int skip_escapes(const unsigned char *s, Py_ssize_t e, Py_ssize_t *k) {
+    while (*k < e && s[*k] == 0x1b) {
+        Py_ssize_t q = *k + 1;
+        if (q >= e || s[q] != '[') return 0;
+        for (q++; q < e && ((s[q] >= '0' && s[q] <= '9') || s[q] == ';'); q++) {
+        }
+        if (q >= e || s[q] != 'm') return 0;
+        *k = q + 1;
+    }
+    return 1;
+}
+
+/* 1 to 15 ASCII digits at s[*k] not followed by another: their value; -1 otherwise. */
+static long long digits15(const unsigned char *s, Py_ssize_t e, Py_ssize_t *k) {
+    long long v = 0;
+    int n = 0;
+    while (*k < e && s[*k] >= '0' && s[*k] <= '9') {
+        if (++n > 15) return -1;
+        v = v * 10 + (s[(*k)++] - '0');
+    }
+    return n ? v : -1;
+}
+
+static long long floordiv(long long a, long long b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+
+/* coqui.py's _wall of a stamp ``YYYY-MM-DD hh:mm:ss`` (digits checked): seconds, local time read as UTC. */
+static double wall_of(const unsigned char *t) {
+#define D2(i) ((t[i] - '0') * 10 + (t[(i) + 1] - '0'))
+    long long y = D2(0) * 100 + D2(2), m = D2(5), d = D2(8);
+    long long secs = D2(11) * 3600 + D2(14) * 60 + D2(17);
+#undef D2
+    y -= m <= 2;
+    long long era = floordiv(y >= 0 ? y : y - 399, 400);
+    long long yoe = y - era * 400;
+    long long doy = floordiv(153 * (m + (m > 2 ? -3 : 9)) + 2, 5) + d - 1;
+    long long doe = yoe * 365 + floordiv(yoe, 4) - floordiv(yoe, 100) + doy;
+    return (double)((era * 146097 + doe - 719468) * 86400 + secs);
+}
+
+static const char STAMP[] = "dddd-dd-dd dd:dd:dd";
+
+/* A step header from s[k] (just after ``--> ``): 1 and the fields set, 0 when the regex must read the line. */
+static int step_header(const unsigned char *s, Py_ssize_t e, Py_ssize_t k, long long *local, long long *total,
+                       long long *gstep, double *wall) {
+    *wall = Py_NAN;
+    if (e - k >= 6 && memcmp(s + k, "TIME: ", 6) == 0) {
+        k += 6;
+        if (e - k < 23) return 0;
+        for (int i = 0; i < 19; i++)
+            if (STAMP[i] == 'd' ? !(s[k + i] >= '0' && s[k + i] <= '9') : s[k + i] != STAMP[i]) return 0;
+        if (memcmp(s + k + 19, " -- ", 4) != 0) return 0;
+        *wall = wall_of(s + k);
+        k += 23;
+    }
+    if (e - k < 6 || memcmp(s + k, "STEP: ", 6) != 0) return 0;
+    k += 6;
+    if ((*local = digits15(s, e, &k)) < 0 || k >= e || s[k++] != '/') return 0;
+    if ((*total = digits15(s, e, &k)) < 0) return 0;
+    if (e - k < 17 || memcmp(s + k, " -- GLOBAL_STEP: ", 17) != 0) return 0;
+    k += 17;
+    if ((*gstep = digits15(s, e, &k)) < 0) return 0;
+    return no_match_in(s, k, e, -1);  /* nothing after it that could start another match */
+}
+
+/* Python's str.strip() whitespace among ASCII bytes. */
+static int is_py_space(unsigned char c) { return c == ' ' || (c >= '\t' && c <= '\r') || (c >= 0x1c && c <= 0x1f); }
+
+typedef struct {
+    Py_ssize_t key, key_len, num, num_len, paren, paren_len;  /* paren_len -1: no parenthesised part */
+} Value;
+
+/* ``| > key: value (paren)`` from s[k] (just after ``| > ``) to the line's end e, as the regex's ``val`` reads it;
+ * 0 when it would not match there. */
+static int value_line(const unsigned char *s, Py_ssize_t e, Py_ssize_t k, Value *v) {
+    if (k >= e || !(is_word(s[k]) && !(s[k] >= '0' && s[k] <= '9'))) return 0;
+    v->key = k;
+    while (k < e && (is_word(s[k]) || s[k] == '.')) k++;
+    v->key_len = k - v->key;
+    if (k >= e || s[k++] != ':' || !skip_escapes(s, e, &k)) return 0;
+    while (k < e && (s[k] == ' ' || s[k] == '\t')) k++;
+    v->num = k;
+    while (k < e && num_char(s[k])) k++;
+    if ((v->num_len = k - v->num) == 0) return 0;
+    while (k < e && (s[k] == ' ' || s[k] == '\t')) k++;
+    if (!skip_escapes(s, e, &k)) return 0;
+    v->paren = 0;
+    v->paren_len = -1;
+    Py_ssize_t q = k;
+    while (q < e && (s[q] == ' ' || s[q] == '\t')) q++;
+    if (q < e && s[q] == '(') {
+        const unsigned char *close = memchr(s + q + 1, ')', (size_t)(e - q - 1));
+        if (close != NULL) {
+            v->paren = q + 1;
+            v->paren_len = (close - s) - v->paren;
+            k = (close - s) + 1;
+        }
+    }
+    while (k < e && (s[k] == ' ' || s[k] == '\t' || s[k] == '\r')) k++;
+    return k == e;
+}
+
+typedef struct {
+    const char **names;
+    Py_ssize_t *lens, n, hint;
+} Keys;
+
+/* The index of the key s[k:k+len] among the chunk's known keys (they come in the same order every block:
+ * the one after the last found is tried first); -1: unknown (the Python path makes its series). */
+static Py_ssize_t find_key(Keys *ks, const unsigned char *p, Py_ssize_t len) {
+    for (Py_ssize_t t = 0; t < ks->n; t++) {
+        Py_ssize_t i = (ks->hint + t) % ks->n;
+        if (ks->lens[i] == len && memcmp(ks->names[i], p, (size_t)len) == 0) {
+            ks->hint = i + 1;
+            return i;
+        }
+    }
+    return -1;
+}
+
+/* A chunk's points between calls (one call a run of plain lines, thousands a chunk: a flush into the arrays at
+ * each was most of the scanner's time), and its keys as C strings (the lists hold the str objects). */
+typedef struct {
+    Keys keys[2];  /* training keys, eval keys */
+    Grow *grows[2];
+    int timed;  /* a training value with a wall time (not NaN) was kept */
+} Sink;
+
+static const Py_ssize_t PER[2] = {7, 3};  /* buffers a training key (step, value, line, wall; step, average,
+                                             line), an eval key (step, value, line) */
+
+static void sink_free(PyObject *capsule) {
+    Sink *k = PyCapsule_GetPointer(capsule, "trainlint.coqui_sink");
+    if (k == NULL) return;
+    for (int w = 0; w < 2; w++) {
+        for (Py_ssize_t i = 0; i < k->keys[w].n * PER[w]; i++) PyMem_Free(k->grows[w][i].data);
+        PyMem_Free(k->grows[w]);
+        PyMem_Free(k->keys[w].names);
+        PyMem_Free(k->keys[w].lens);
+    }
+    PyMem_Free(k);
+}
+
+/* coqui_sink() -> a capsule holding a chunk's points until coqui_flush. */
+static PyObject *coqui_sink(PyObject *self, PyObject *args) {
+    Sink *k = PyMem_Calloc(1, sizeof(Sink));
+    if (k == NULL) return PyErr_NoMemory();
+    PyObject *cap = PyCapsule_New(k, "trainlint.coqui_sink", sink_free);
+    if (cap == NULL) PyMem_Free(k);
+    return cap;
+}
+
+/* The keys added to the list since the last call: their C strings and (empty) buffers. */
+static int sink_keys(Sink *k, int w, PyObject *list) {
+    Keys *ks = &k->keys[w];
+    Py_ssize_t n = PyList_GET_SIZE(list), per = PER[w];
+    if (n < ks->n) {
+        PyErr_SetString(PyExc_ValueError, "a chunk's keys only grow");
+        return -1;
+    }
+    if (n == ks->n) return 0;
+    const char **names = PyMem_Realloc(ks->names, sizeof(char *) * (size_t)n);
+    if (names != NULL) ks->names = names;
+    Py_ssize_t *lens = PyMem_Realloc(ks->lens, sizeof(Py_ssize_t) * (size_t)n);
+    if (lens != NULL) ks->lens = lens;
+    Grow *g = PyMem_Realloc(k->grows[w], sizeof(Grow) * (size_t)(n * per));
+    if (g != NULL) k->grows[w] = g;
+    if (names == NULL || lens == NULL || g == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    memset(g + ks->n * per, 0, sizeof(Grow) * (size_t)((n - ks->n) * per));
+    for (Py_ssize_t i = ks->n; i < n; i++) {
+        PyObject *o = PyList_GET_ITEM(list, i);
+        const char *name = PyUnicode_Check(o) ? PyUnicode_AsUTF8AndSize(o, &lens[i]) : NULL;
+        if (name == NULL) {  /* a lone surrogate: never equal to an ASCII key */
+            PyErr_Clear();
+            name = "";
+            lens[i] = -1;
+        }
+        names[i] = name;
+    }
+    ks->n = n;
+    return 0;
+}
+
+/* The scanner's state across lines: what the Python reader's _State would hold. */
+typedef struct {
+    int mode, has_step, has_eval;
+    PyObject *ops;        /* what the reader must replay in order: step headers, epochs, evaluations */
+    Py_ssize_t hdr_op;    /* the index of the last op when it is a step header (-1: it is not) */
+    double step, wall, eval_step;
+    long long local, total;
+    Keys *train, *eval;
+    Grow *tg, *eg;
+    int *timed;
+} Scan;
+
+/* ``> BEST MODEL : path`` or ``> CHECKPOINT : path`` at s[k]: the op (3, best, step, line, text, path) as
+ * _saved gets it (the path stripped; the step of its first ``_<digits>.pth``, else the current step or None;
+ * the text the match stripped). 1 read, 0 the regex reads it (a byte outside ASCII in the path: Unicode's
+ * \\d and whitespace), -1 an error. */
+static int saved(Scan *c, const unsigned char *s, Py_ssize_t k, Py_ssize_t e, unsigned int line) {
+    Py_ssize_t p0 = k + 15, q = p0;
+    while (q < e && s[q] != '\r' && s[q] != 0x1b) q++;  /* [^\n\r\x1b]* */
+    for (Py_ssize_t x = p0; x < q; x++)
+        if (s[x] >= 0x80) return 0;
+    if (!no_match_in(s, q, e, -1)) return 0;
+    Py_ssize_t a = p0, b = q, t = q;
+    while (a < b && is_py_space(s[a])) a++;
+    while (b > a && is_py_space(s[b - 1])) b--;
+    while (t > k && is_py_space(s[t - 1])) t--;
+    double at = c->step;
+    int known = c->has_step;
+    for (Py_ssize_t x = a; x < b; x++) {  /* _STEP_IN_NAME.search: the leftmost _(\d+)\.pth */
+        if (s[x] != '_') continue;
+        Py_ssize_t y = x + 1;
+        while (y < b && s[y] >= '0' && s[y] <= '9') y++;
+        if (y > x + 1 && b - y >= 4 && memcmp(s + y, ".pth", 4) == 0) {
+            if (!strict_number((const char *)s + x + 1, y - x - 1, &at)) return 0;
+            known = 1;
+            break;
+        }
+    }
+    if (c->mode != MODE_TRAIN) c->mode = MODE_NONE;
+    c->hdr_op = -1;
+    PyObject *step = known ? PyFloat_FromDouble(at) : Py_NewRef(Py_None);
+    PyObject *op = step == NULL ? NULL : Py_BuildValue("(iiNIs#s#)", 3, s[k + 2] == 'B', step, line,
+                                                       (const char *)s + k, t - k, (const char *)s + a, b - a);
+    int r = op == NULL ? -1 : PyList_Append(c->ops, op);
+    Py_XDECREF(op);
+    return r < 0 ? -1 : 1;
+}
+
+/* One line s[i:e] (no break in it): 1 read, 0 the Python path reads it, -1 an error. */
+static int coqui_line(Scan *c, const unsigned char *s, Py_ssize_t i, Py_ssize_t e, Py_ssize_t n,
+                      unsigned int line) {
+    const unsigned char *cr = memchr(s + i, '\r', (size_t)(e - i));
+    if (cr != NULL && !(cr == s + e - 1 && e < n)) return 0;  /* a lone \r is a line break to count_breaks */
+    Py_ssize_t k = i;
+    while (k < e && (s[k] == ' ' || s[k] == '\t' || s[k] == 0x1b))
+        if (s[k] == 0x1b ? !skip_escapes(s, e, &k) : (k++, 0)) return 0;
+    if (no_match_in(s, i, e, i)) return 1;  /* blank, colour codes, a path, text: no match, nothing read */
+    if (e - k >= 12 && memcmp(s + k, "> TRAINING (", 12) == 0) {
+        if (!no_match_in(s, k + 12, e, -1)) return 0;
+        c->mode = MODE_NONE;
+        return 1;
+    }
+    if (e - k >= 20 && memcmp(s + k, "--> EVAL PERFORMANCE", 20) == 0) {
+        if (!no_match_in(s, k + 20, e, -1)) return 0;
+        if (c->mode == MODE_EVAL_PENDING) c->mode = MODE_EVAL;
+        return 1;
+    }
+    if (e - k >= 4 && memcmp(s + k, "--> ", 4) == 0) {
+        long long local, total, g;
+        double wall;
+        if (!step_header(s, e, k + 4, &local, &total, &g, &wall)) return 0;
+        c->mode = MODE_TRAIN;
+        c->has_step = 1;
+        c->step = (double)g;
+        c->wall = wall;
+        c->local = local;
+        c->total = total;
+        PyObject *op = Py_BuildValue("(iLLdd)", 0, local, total, c->step, wall);
+        if (op == NULL) return -1;
+        if (c->hdr_op >= 0)  /* headers one after another: the last one's state and facts are what remain */
+            return PyList_SetItem(c->ops, c->hdr_op, op) < 0 ? -1 : 1;
+        c->hdr_op = PyList_GET_SIZE(c->ops);
+        int r = PyList_Append(c->ops, op);
+        Py_DECREF(op);
+        return r < 0 ? -1 : 1;
+    }
+    if (e - k >= 9 && memcmp(s + k, "> EPOCH: ", 9) == 0) {
+        Py_ssize_t q = k + 9;
+        long long ep = digits15(s, e, &q), of = -1;
+        if (ep < 0 || q >= e || s[q++] != '/' || (of = digits15(s, e, &q)) < 0 || !no_match_in(s, q, e, -1)) return 0;
+        c->mode = MODE_NONE;
+        c->hdr_op = -1;
+        PyObject *op = Py_BuildValue("(iLLIs#)", 1, ep, of, line, (const char *)s + k, q - k);
+        int r = op == NULL ? -1 : PyList_Append(c->ops, op);
+        Py_XDECREF(op);
+        return r < 0 ? -1 : 1;
+    }
+    if (e - k >= 15 && (memcmp(s + k, "> BEST MODEL : ", 15) == 0 || memcmp(s + k, "> CHECKPOINT : ", 15) == 0))
+        return saved(c, s, k, e, line);
+    if (e - k >= 12 && memcmp(s + k, "> EVALUATION", 12) == 0) {
+        if (k + 12 < e && (s[k + 12] >= 0x80 || is_word(s[k + 12]))) return 0;  /* \b: \w is Unicode's */
+        if (!no_match_in(s, k + 12, e, -1)) return 0;
+        c->mode = MODE_EVAL_PENDING;
+        c->has_eval = 1;
+        c->eval_step = c->has_step ? c->step + (double)(c->total > c->local ? c->total - c->local : 0) : 0.0;
+        c->hdr_op = -1;
+        PyObject *op = Py_BuildValue("(iI)", 2, line);
+        int r = op == NULL ? -1 : PyList_Append(c->ops, op);
+        Py_XDECREF(op);
+        return r < 0 ? -1 : 1;
+    }
+    Value v;
+    if (e - k < 4 || memcmp(s + k, "| > ", 4) != 0 || !value_line(s, e, k + 4, &v)) return 0;
+    const char *p = (const char *)s;
+    double value, avg;
+    if (c->mode == MODE_TRAIN && c->has_step) {
+        Py_ssize_t at = find_key(c->train, s + v.key, v.key_len);
+        if (at < 0 || !strict_number(p + v.num, v.num_len, &value)) return 0;
+        if (v.paren_len >= 0 && !strict_number(p + v.paren, v.paren_len, &avg)) return 0;
+        Grow *g = c->tg + 7 * at;
+        if (c->wall == c->wall) *c->timed = 1;
+        if (grow_put(g, &c->step, 8) < 0 || grow_put(g + 1, &value, 8) < 0 || grow_put(g + 2, &line, 4) < 0 ||
+            grow_put(g + 3, &c->wall, 8) < 0)
+            return -1;
+        if (v.paren_len >= 0 &&
+            (grow_put(g + 4, &c->step, 8) < 0 || grow_put(g + 5, &avg, 8) < 0 || grow_put(g + 6, &line, 4) < 0))
+            return -1;
+    } else if (c->mode == MODE_EVAL && c->has_eval) {
+        Py_ssize_t at = find_key(c->eval, s + v.key, v.key_len);
+        if (at < 0 || !strict_number(p + v.num, v.num_len, &value)) return 0;
+        Grow *g = c->eg + 3 * at;
+        if (grow_put(g, &c->eval_step, 8) < 0 || grow_put(g + 1, &value, 8) < 0 || grow_put(g + 2, &line, 4) < 0)
+            return -1;
+    }
+    return 1;  /* in any other mode the reader matches the line and reads nothing from it */
+}
+
+/* Past the rest of a line the previous match ended in, when nothing on it could start another: its end. */
+static Py_ssize_t rest_of_line(const unsigned char *s, Py_ssize_t i, Py_ssize_t n) {
+    for (; i < n && s[i] != '\n'; i++)
+        if (could_start(s, i, n, -1) || (s[i] == '\r' && !(i + 1 < n && s[i + 1] == '\n'))) return -1;
+    return i;
+}
+
+/* coqui_lines(text, pos, line, mode, has_step, step, wall, has_eval, eval_step, local, total, train_keys,
+ *             eval_keys, sink) -> (pos, line, mode, ops)
+ *
+ * CoquiReader's loop from text[pos] (line number ``line``; the rest: its _State) over the lines it can read:
+ * value lines of known keys (their points kept in the sink: coqui_flush), step headers, epochs, evaluation
+ * headers, the lines that only change the mode and those no match can start in. Stops at the start of the first
+ * line the regex must read (or at pos, when the rest of the line pos is in could hold a match), or at the end.
+ * ops, for the reader to replay in order: (0, local, total, global step, wall) a step header (the last of a run
+ * of them), (1, epoch, of, line, text) an epoch, (2, line) an evaluation, (3, best, step, line, text, path) a
+ * saved model. A text that is not one byte a character
+ * is left to the Python path whole. */
+static PyObject *coqui_lines(PyObject *self, PyObject *args) {
+    PyObject *text, *tkeys, *ekeys, *capsule;
+    Py_ssize_t pos;
+    long long line;
+    Scan c;
+    memset(&c, 0, sizeof c);
+    if (!PyArg_ParseTuple(args, "UnLipddpdLLO!O!O", &text, &pos, &line, &c.mode, &c.has_step, &c.step, &c.wall,
+                          &c.has_eval, &c.eval_step, &c.local, &c.total, &PyList_Type, &tkeys, &PyList_Type, &ekeys,
+                          &capsule))
+        return NULL;
+    c.hdr_op = -1;
+    Sink *k = PyCapsule_GetPointer(capsule, "trainlint.coqui_sink");
+    if (k == NULL || sink_keys(k, 0, tkeys) < 0 || sink_keys(k, 1, ekeys) < 0) return NULL;
+    c.train = &k->keys[0];
+    c.eval = &k->keys[1];
+    c.tg = k->grows[0];
+    c.eg = k->grows[1];
+    c.timed = &k->timed;
+    if ((c.ops = PyList_New(0)) == NULL) return NULL;
+    Py_ssize_t n = PyUnicode_GET_LENGTH(text), i = pos;
+    int go = PyUnicode_KIND(text) == PyUnicode_1BYTE_KIND && pos >= 0 && pos <= n;
+    const unsigned char *s = PyUnicode_1BYTE_DATA(text);
+    if (go && i > 0 && s[i - 1] != '\n') {  /* the rest of the line a match ended in */
+        Py_ssize_t r = rest_of_line(s, i, n);
+        go = r >= 0;
+        if (r >= 0 && r < n) {
+            i = r + 1;
+            line++;
+        } else if (r == n) {
+            i = n;
+        }
+    }
+    while (go && i < n) {
+        const unsigned char *nl = memchr(s + i, '\n', (size_t)(n - i));
+        Py_ssize_t e = nl ? nl - s : n;
+        if (line < 0 || line > UINT_MAX) break;  /* array('I') refuses it: the Python path raises */
+        int r = coqui_line(&c, s, i, e, n, (unsigned int)line);
+        if (r < 0) {
+            Py_DECREF(c.ops);
+            return PyErr_Occurred() ? NULL : PyErr_NoMemory();
+        }
+        if (r == 0) break;
+        i = nl ? e + 1 : n;
+        line += nl != NULL;
+    }
+    return Py_BuildValue("nLiN", i, line, c.mode, c.ops);
+}
+
+/* coqui_flush(sink, train_bufs, eval_bufs): the sink's points appended to the arrays of their keys (train_bufs[k]:
+ * 7 arrays d, d, I, d, d, d, I; eval_bufs[k]: 3 arrays d, d, I), one frombytes a column. True when a training
+ * value with a wall time was kept since the sink was made (else the walls need not be looked through). */
+static PyObject *coqui_flush(PyObject *self, PyObject *args) {
+    PyObject *capsule, *bufs[2];
+    if (!PyArg_ParseTuple(args, "OO!O!", &capsule, &PyList_Type, &bufs[0], &PyList_Type, &bufs[1])) return NULL;
+    Sink *k = PyCapsule_GetPointer(capsule, "trainlint.coqui_sink");
+    if (k == NULL) return NULL;
+    for (int w = 0; w < 2; w++) {
+        if (PyList_GET_SIZE(bufs[w]) < k->keys[w].n) {  /* keys the Python path added since: none in C yet */
+            PyErr_SetString(PyExc_ValueError, "one buffer tuple a key");
+            return NULL;
+        }
+        for (Py_ssize_t j = 0; j < k->keys[w].n; j++) {
+            PyObject *t = PyList_GET_ITEM(bufs[w], j);
+            if (!PyTuple_Check(t) || PyTuple_GET_SIZE(t) != PER[w]) {
+                PyErr_SetString(PyExc_ValueError, "a key's buffers are a tuple of arrays");
+                return NULL;
+            }
+            for (Py_ssize_t f = 0; f < PER[w]; f++)
+                if (grow_flush(k->grows[w] + j * PER[w] + f, PyTuple_GET_ITEM(t, f)) < 0) return NULL;
+        }
+    }
+    return PyBool_FromLong(k->timed);
+}
+
+static PyMethodDef METHODS[] = {
+    {"coqui_lines", coqui_lines, METH_VARARGS, "CoquiReader's loop over value lines and step headers."},
+    {"coqui_sink", coqui_sink, METH_NOARGS, "A chunk's points, kept in C between coqui_lines calls."},
+    {"coqui_flush", coqui_flush, METH_VARARGS, "The sink's points appended to their arrays."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef MODULE = {PyModuleDef_HEAD_INIT, "_ctext", "trainlint's compiled text scanner.", -1,
+                                    METHODS};
+
+PyMODINIT_FUNC PyInit__ctext(void) {
+    init_numchar();
+    return PyModule_Create(&MODULE);
+}

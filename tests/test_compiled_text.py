@@ -1,0 +1,227 @@
+"""The compiled text scanner (trainlint.core._ctext) reads Coqui logs exactly as CoquiReader's regex loop does.
+
+Its numbers are the doubles float() returns, bit for bit; random Coqui texts made of the lines real logs hold and
+of the near misses the regex refuses (colour codes, carriage returns, a tab, a non-ASCII byte, a quote, a
+parenthesis, 16 digits) read identically by both paths, whole and in two chunks; so do damaged copies of every real
+Coqui log (bit flips, cut tails, copied and dropped spans). Every real log of the corpus is compared through
+`check` in tests/test_compiled_scanner.py.
+"""
+
+from __future__ import annotations
+
+import random
+import struct
+from array import array
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from conftest import CORPUS, FIXTURES
+from test_compiled_scanner import _mutants, _same_reading
+
+COQUI_FILES = sorted([*CORPUS.glob("coqui_trainer_log/*"), *CORPUS.glob("trainproof/**/trainer_0_log.txt"),
+                      FIXTURES / "runs" / "xtts-prefix" / "trainer_0_log.txt"])
+
+
+def _ctext_reason() -> str | None:
+    from trainlint.core import accel
+
+    return None if accel.CTEXT is not None else accel.CTEXT_REASON
+
+
+def test_the_pure_path_is_forced_for_the_text_scanner_too() -> None:
+    """TRAINLINT_PURE=1 leaves CTEXT None, with the reason, as it does CSCAN."""
+    import os
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+
+    code = "from trainlint.core import accel; print(accel.CTEXT is None, accel.CTEXT_REASON)"
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "server"), "TRAINLINT_PURE": "1"}
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    assert r.stdout.startswith("True TRAINLINT_PURE is set"), r.stdout
+
+
+def _read_both(path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[object, object]:
+    """(compiled, pure) reads of one Coqui file in this process: the reader's CTEXT set to None for the second."""
+    import trainlint.readers.coqui as coqui
+    from trainlint.readers import read
+
+    compiled = read(str(path), "coqui")
+    with monkeypatch.context() as m:
+        m.setattr(coqui, "CTEXT", None)
+        pure = read(str(path), "coqui")
+    return compiled, pure
+
+
+def _scan_value(cell: str) -> tuple[int, list[float], list[float]]:
+    """Where the scanner stopped in one training value line ``| > x: CELL  (CELL)``, and the value and average
+    it read."""
+    from trainlint.core import accel
+
+    text = f"     | > x: {cell}  ({cell})\n"
+    bufs = [tuple(array(t) for t in "ddIdddI")]
+    sink = accel.CTEXT.coqui_sink()
+    pos, _, _, _ = accel.CTEXT.coqui_lines(text, 0, 1, 1, True, 5.0, float("nan"), False, 0.0, 0, 0, ["x"], [], sink)
+    accel.CTEXT.coqui_flush(sink, bufs, [])
+    return pos, list(bufs[0][1]), list(bufs[0][5])
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.one_of(
+    st.floats(allow_nan=True, allow_infinity=True).map(repr),
+    st.floats(width=32).map(lambda x: repr(float(x))),
+    st.floats(allow_nan=False, allow_infinity=False).flatmap(
+        lambda x: st.sampled_from(["%.3g", "%.5f", "%.16g", "%.17g", "%.4e", "%.15e", "%.0f"]).map(lambda f: f % x)),
+    st.from_regex(r"[+-]?[0-9]{0,20}\.?[0-9]{0,20}([eE][+-]?[0-9]{0,5})?", fullmatch=True),
+    st.text(alphabet="0123456789+-.eEnaifty_", min_size=1, max_size=12)))
+def test_a_value_is_the_number_float_reads_or_left_to_python(cell: str) -> None:
+    """Every value and average the scanner reads is the double float() returns (sign of zero and NaN's bits
+    included); a number float() refuses, or reads only after dropping an underscore, stops the scanner there."""
+    if _ctext_reason() is not None:
+        pytest.skip(_ctext_reason())
+    pos, values, avgs = _scan_value(cell)
+    if pos == 0:  # left to the Python path
+        return
+    bits = struct.pack("<d", float(cell))
+    assert [struct.pack("<d", v) for v in values + avgs] == [bits, bits], cell
+
+
+_ESC = ["", "\x1b[1m", "\x1b[0m", "\x1b[4m\x1b[1m", "\x1b[0;39m", "\x1b[1", "\x1b["]
+_NUMS = ["0.5", "3.01874", "-1e-05", "nan", "inf", "1_0", "1e999", "0.03243428096175194", "tensor", "", "2(", "0.5)",
+         "12345678901234567890"]
+_KEYS = ["loss", "loss_disc", "avg_loss", "grad_norm_0", "amp_scaler", "current_lr_0", "Layer missing", "9x", "é",
+         "a.b", "loader_time"]
+
+
+def _value_line(r: random.Random) -> str:
+    pre = r.choice(["     ", "", "  ", "\t", " x ", r.choice(_ESC) + "   "])
+    paren = r.choice(["", f"  ({r.choice(_NUMS)})", f" {r.choice(_ESC)}(+{r.choice(_NUMS)})", " (0.5", "(1) x",
+                      " ( 0.5 )"])
+    sep = r.choice([" ", "", ":", " " + r.choice(_ESC), "\t", "\x0c "])
+    pad, end = r.choice(["", " ", "  ", chr(0xa0)]), r.choice(["", " ", "\r", " \r"])
+    return f"{pre}| > {r.choice(_KEYS)}:{sep}{r.choice(_NUMS)}{pad}{paren}{end}"
+
+
+def _header(r: random.Random, step: int) -> str:
+    time = r.choice(["", "TIME: 2022-11-03 10:47:31 -- ", "TIME: 2022-1-03 10:47:31 -- ",
+                     "TIME: 1969-02-28 23:59:59 -- ", "TIME: 0000-01-01 00:00:00 -- "])
+    g = r.choice([str(step), str(step) + "0" * 14, "x"])
+    return f"{r.choice(_ESC)}   --> {time}STEP: {step % 36}/36 -- GLOBAL_STEP: {g}{r.choice([*_ESC, ' T', ' -'])}"
+
+
+_OTHER = ["", "\x1b[1m > EVALUATION \x1b[0m", "  \x1b[1m--> EVAL PERFORMANCE\x1b[0m", " > TRAINING (2022-11-03) ",
+          "\x1b[4m\x1b[1m > EPOCH: 1/1000\x1b[0m", " --> /content/run", " > BEST MODEL : /c/best_model_1037.pth",
+          " > CHECKPOINT : /c/checkpoint_50.pth", "Traceback (most recent call last):", " ! Run is kept in /c",
+          " > Model restored from step 40", " > Keyboard interrupt detected", "\x1b[1m\x1b[0m", "   \r", "ünïcode",
+          "\x1b[1m > TRAINING (2022) | > loss: 0.5", "  --> EVAL PERFORMANCE > EPOCH: 2/9", " --> Sx --> E",
+          "a --> TIME", " Traceback (most recent call last):", "--> EVAL PERFORMANCE! Run is kept in",
+          " > TRAINING ( \x1b[0m T", "x > EVALUATION", "> TRAINING (2022-11-03 10:47:31) -- STEP: 1/2",
+          " > EVALUATIONS", "> EVALUATIONé", " > EPOCH: 12345678901234567/9", "> EPOCH: 3/4 ! x",
+          " > BEST MODEL :   ", " > BEST MODEL : /c/best_model.pth \x1b[0m", "> CHECKPOINT : a__7_.pth_12.pth\x0c ",
+          " > BEST MODEL : /c/x_99999999999999999999999.pth", " > BEST MODEL : /c/é_5.pth",
+          " > CHECKPOINT : /c/a\x1b[0m | > loss: 1", "> BEST MODEL : /c/checkpoint_1e3.pth",
+          " --> /c/run > Model restored from step 7", " --> /c/run >  EPOCH: 1/2", "x ! Run is kept", "x !Run"]
+
+
+def _epochs(r: random.Random) -> str:
+    """Epochs as Coqui writes them (training blocks, an evaluation, a best model), a line now and then a near miss:
+    runs of lines the scanner reads, with state (step, evaluation step, keys) carried from one to the next."""
+    lines, step = [], r.randrange(100)
+    for epoch in range(r.randint(1, 4)):
+        lines += [f"\x1b[4m\x1b[1m > EPOCH: {epoch}/9\x1b[0m", " --> /c/run", "",
+                  "\x1b[1m > TRAINING (2022-11-03) \x1b[0m"]
+        for _ in range(r.randint(1, 3)):
+            local = r.randrange(36)
+            step += r.randint(1, 40)
+            lines.append(f"\x1b[1m   --> TIME: 2022-11-{r.randint(1, 28):02d} 10:47:31 -- STEP: {local}/36 -- "
+                         f"GLOBAL_STEP: {step}\x1b[0m")
+            lines += [f"     | > {k}: {r.random():.5f}  ({r.random() * 9:.5f})" for k in ("loss", "loss_disc", "lr")]
+        lines += ["", "\x1b[1m > EVALUATION \x1b[0m", "", "  \x1b[1m--> EVAL PERFORMANCE\x1b[0m"]
+        lines += [f"     | > {k}: {r.random():.5f} \x1b[0m(+{r.random():.5f})" for k in ("avg_loss", "avg_loss_disc")]
+        lines.append(f" > BEST MODEL : /c/best_model_{step + 3}.pth")
+    for _ in range(r.randint(0, 3)):
+        lines[r.randrange(len(lines))] = r.choice([_value_line(r), _header(r, step), r.choice(_OTHER)])
+    return "\n".join(lines) + r.choice(["", "\n", "\r\n"])
+
+
+def _coqui_text(r: random.Random) -> str:
+    if r.random() < 0.3:
+        return _epochs(r)
+    lines, step = [], r.randrange(100)
+    for _ in range(r.randint(1, 60)):
+        k = r.random()
+        if k < 0.55:
+            lines.append(_value_line(r))
+        elif k < 0.7:
+            step += r.randint(0, 30)
+            lines.append(_header(r, step))
+        else:
+            lines.append(r.choice(_OTHER))
+    return "\n".join(lines) + r.choice(["", "\n", "\r\n"])
+
+
+def test_random_coqui_texts_read_identically(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """3,000 texts of real Coqui lines and their near misses, read from a file by both paths: the same series
+    (bytes), events, problems and facts. Lone carriage returns and a last line without its break included."""
+    if _ctext_reason() is not None:
+        pytest.skip(_ctext_reason())
+    r = random.Random(28)
+    p = tmp_path / "trainer_0_log.txt"
+    for k in range(3000):
+        text = _coqui_text(r)
+        if k % 7 == 0:
+            text = text.replace("\n", "\r", 1)
+        p.write_bytes(text.encode("utf-8", "surrogatepass"))
+        a, b = _read_both(p, monkeypatch)
+        _same_reading(a, b, f"text {k}: {text!r}")
+
+
+def test_chunks_carry_the_mode_and_step_across(monkeypatch: pytest.MonkeyPatch) -> None:
+    """One text scanned in two chunks, cut at every line, by both paths: the state a chunk ends in (training,
+    evaluation, the step and wall time of the last header) is the one the next starts from."""
+    if _ctext_reason() is not None:
+        pytest.skip(_ctext_reason())
+    import trainlint.readers.coqui as coqui
+    from trainlint.core.model import LogFile
+
+    r = random.Random(7)
+    for k in range(200):
+        text = _coqui_text(r) + "\n"
+        lines = text.split("\n")
+        for cut in range(1, len(lines)):
+            head, tail = "\n".join(lines[:cut]) + "\n", "\n".join(lines[cut:])
+            logs = []
+            for pure in (False, True):
+                with monkeypatch.context() as m:
+                    if pure:
+                        m.setattr(coqui, "CTEXT", None)
+                    log = LogFile(path="x", format="coqui")
+                    reader = coqui.CoquiReader(log)
+                    reader.scan(head, 1)
+                    reader.scan(tail, cut + 1)
+                    logs.append(log)
+            _same_reading(*logs, f"text {k} cut at line {cut}: {text!r}")
+
+
+@pytest.mark.corpus
+def test_damaged_copies_of_real_coqui_logs_read_identically(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Bit flips (non-ASCII bytes, broken colour codes and numbers), cut tails (a provisional last line), copied and
+    dropped spans of every real Coqui log: each read by both paths gives the same series, events, problems, facts."""
+    if _ctext_reason() is not None:
+        pytest.skip(_ctext_reason())
+    files = [f for f in COQUI_FILES if f.is_file()]
+    if len(files) < 4:
+        pytest.skip(f"the corpus is not available: {CORPUS} (set TRAINLINT_CORPUS)")
+    rnd = random.Random(28)
+    for src in files:
+        raw = src.read_bytes()
+        for what, data in [("as is", raw), *_mutants(raw, rnd, 8)]:
+            p = tmp_path / "trainer_0_log.txt"
+            p.write_bytes(data)
+            a, b = _read_both(p, monkeypatch)
+            _same_reading(a, b, f"{src} {what}")
+    print(f"coqui: {len(files) * 9} copies of {len(files)} files compared")
