@@ -126,6 +126,9 @@ def _workbench(code_server: dict, name: str, failed) -> Iterator:  # type: ignor
                 shot = ARTIFACTS / f"{name}.png"
                 pg.screenshot(path=str(shot))
                 shutil.copy(code_server["log"], ARTIFACTS / "code-server.log")
+                # the extension's own output channel, per extension host: when the server started, what it judged
+                for i, out in enumerate(sorted(Path(code_server["user"], "logs").rglob("trainlint.log"))):
+                    shutil.copy(out, ARTIFACTS / f"{name}.trainlint-{i}.log")
                 print(f"screenshot: {shot}")
             browser.close()
 
