@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import bisect
 import contextlib
+import copy
 import math
 import re
 from dataclasses import dataclass, field
@@ -146,6 +147,24 @@ class TextStdoutReader(FormatReader):
     def __init__(self, log: LogFile, roles: RoleMap | None = None) -> None:
         super().__init__(log, roles)
         self.state = _State()
+
+    def snapshot(self) -> tuple[_State, list[float], int]:
+        """The state as the provisional tail's mark keeps it, without copying the epochs of every train dict (a
+        copy a mark, at every update, made the re-judge after one append grow with the log): the list itself and
+        its length. It is only appended to; a resume that cuts it replaces it (``_hf_index_resume``), so the
+        list kept here holds what it held at the mark up to that length."""
+        st: _State = self.state
+        epochs, st.hf_index_epochs = st.hf_index_epochs, []
+        try:
+            return copy.deepcopy(st), epochs, len(epochs)
+        finally:
+            st.hf_index_epochs = epochs
+
+    def restore(self, state: tuple[_State, list[float], int]) -> None:
+        st, epochs, n = state
+        del epochs[n:]
+        st.hf_index_epochs = epochs
+        self.state = st
 
     def scan(self, text: str, first_line: int) -> None:
         st: _State = self.state
@@ -433,11 +452,15 @@ class TextStdoutReader(FormatReader):
             ep = math.nan
         if not math.isfinite(ep):
             return
+        if st.hf_mode == "bar":  # the bar's global step is the step: no place of the count to find
+            st.hf_index_epochs = []
+            return
         epochs = st.hf_index_epochs
         if epochs and ep < epochs[-1] and st.hf_mode == "index":
-            del epochs[bisect.bisect_left(epochs, ep):]
+            epochs = st.hf_index_epochs = epochs[:bisect.bisect_left(epochs, ep)]  # a new list: see snapshot
             st.hf_train_index = len(epochs) + 1
-        del epochs[st.hf_train_index - 1:]
+        if len(epochs) >= st.hf_train_index:
+            epochs = st.hf_index_epochs = epochs[:st.hf_train_index - 1]
         epochs.extend([ep] * (st.hf_train_index - len(epochs)))
 
     def _decide_hf_steps(self, st: _State) -> None:
