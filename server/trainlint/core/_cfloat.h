@@ -3,8 +3,10 @@
 #ifndef TRAINLINT_CFLOAT_H
 #define TRAINLINT_CFLOAT_H
 
+#include <Python.h>
 #include <float.h>
 #include <stdint.h>
+#include <string.h>
 
 /* Clinger's fast path: a decimal of at most 2^53 as its digits and a power of ten of at most 22 are both exact
  * doubles, so one multiplication or division rounds once, correctly: the double float() (a correctly rounded
@@ -70,5 +72,40 @@ static int clinger(const char *p, const char *end, double *out) {
     return 0;
 #endif
 }
+
+#ifdef CFLOAT_STRICT  /* the modules that read numbers from raw text: _cscan.c (CSV cells), _ctext.c */
+
+/* The characters of a number float() reads without stripping or translating anything: digits, sign, point,
+ * exponent, and the letters of nan / inf / infinity. Other bytes (spaces, underscores, non-ASCII digits) send the
+ * text to the Python path. Each module calls init_numchar() when it loads. */
+static unsigned char NUMCHAR[256];
+
+static void init_numchar(void) {
+    const char *ok = "0123456789+-.eEnNaAiIfFtTyY";
+    for (const char *p = ok; *p; p++) NUMCHAR[(unsigned char)*p] = 1;
+}
+
+/* 1 and *out set: float() reads the n bytes at p (a CSV cell, a logged value: not NUL-terminated) as *out; 0: the
+ * Python path decides (no error set). */
+static int strict_number(const char *p, Py_ssize_t n, double *out) {
+    if (n <= 0 || n > 400) return 0;
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (!NUMCHAR[(unsigned char)p[i]]) return 0;
+    if (clinger(p, p + n, out)) return 1;
+    char buf[401];
+    memcpy(buf, p, (size_t)n);  /* the text is not NUL-terminated at the number's end */
+    buf[n] = '\0';
+    char *end = NULL;
+    double x = PyOS_string_to_double(buf, &end, NULL);
+    if (x == -1.0 && PyErr_Occurred()) {
+        PyErr_Clear();
+        return 0;
+    }
+    if (end != buf + n) return 0;
+    *out = x;
+    return 1;
+}
+
+#endif  /* CFLOAT_STRICT */
 
 #endif

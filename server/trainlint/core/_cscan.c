@@ -16,36 +16,9 @@
 #include <limits.h>
 #include <string.h>
 
-/* ---- numbers as float() reads them -------------------------------------------------------------------------- */
-
-/* The characters of a cell that float() reads without stripping or translating anything: digits, sign, point,
- * exponent, and the letters of nan / inf / infinity. A cell of other bytes (spaces, underscores, non-ASCII digits)
- * goes to the Python path. */
-static unsigned char NUMCHAR[256];
-
-static void init_numchar(void) {
-    const char *ok = "0123456789+-.eEnNaAiIfFtTyY";
-    for (const char *p = ok; *p; p++) NUMCHAR[(unsigned char)*p] = 1;
-}
-
+/* ---- numbers as float() reads them: _cfloat.h (shared with _ctext.c and _cjsonl.c) ---- */
+#define CFLOAT_STRICT
 #include "_cfloat.h"
-
-/* 1 and *out set: the cell is a number float() reads as *out; 0: the Python path decides (no error set). */
-static int strict_number(const char *p, Py_ssize_t n, double *out) {
-    if (n <= 0 || n > 400) return 0;
-    for (Py_ssize_t i = 0; i < n; i++)
-        if (!NUMCHAR[(unsigned char)p[i]]) return 0;
-    if (clinger(p, p + n, out)) return 1;
-    char *end = NULL;
-    double x = PyOS_string_to_double(p, &end, NULL);  /* float()'s own parser, after its whitespace strip */
-    if (x == -1.0 && PyErr_Occurred()) {
-        PyErr_Clear();
-        return 0;
-    }
-    if (end != p + n) return 0;
-    *out = x;
-    return 1;
-}
 
 /* ---- CSV rows ----------------------------------------------------------------------------------------------- */
 

@@ -17,36 +17,8 @@
 #include <limits.h>
 #include <string.h>
 
-/* ---- numbers as float() reads them (the same code as _cscan.c's) ------------------------------------------- */
-
-static unsigned char NUMCHAR[256];
-
-static void init_numchar(void) {
-    const char *ok = "0123456789+-.eEnNaAiIfFtTyY";
-    for (const char *p = ok; *p; p++) NUMCHAR[(unsigned char)*p] = 1;
-}
-
+#define CFLOAT_STRICT
 #include "_cfloat.h"
-
-/* 1 and *out set: float() reads these bytes as *out; 0: the Python path decides (no error set). */
-static int strict_number(const char *p, Py_ssize_t n, double *out) {
-    if (n <= 0 || n > 400) return 0;
-    for (Py_ssize_t i = 0; i < n; i++)
-        if (!NUMCHAR[(unsigned char)p[i]]) return 0;
-    if (clinger(p, p + n, out)) return 1;
-    char buf[401];
-    memcpy(buf, p, (size_t)n);  /* the text is not NUL-terminated at the number's end */
-    buf[n] = '\0';
-    char *end = NULL;
-    double x = PyOS_string_to_double(buf, &end, NULL);
-    if (x == -1.0 && PyErr_Occurred()) {
-        PyErr_Clear();
-        return 0;
-    }
-    if (end != buf + n) return 0;
-    *out = x;
-    return 1;
-}
 
 /* ---- growable buffers, flushed into array.array objects --------------------------------------------------- */
 
