@@ -10,10 +10,12 @@ judge touches ten times more of them in a log with ten times more epochs, evalua
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import math
 from array import array
 from collections import Counter
+from collections.abc import Sequence
 
 import pytest
 
@@ -373,13 +375,34 @@ def test_events_by_kind_follow_the_list_when_readers_cut_or_remove_events():
     same()
 
 
+def wall_step_times(s: Series, evals: Sequence[float] = ()) -> tuple[list[int], list[float]]:
+    """Seconds per step between consecutive points of ``s`` that carry a wall-clock time (index of the later
+    point, seconds over steps): the step time a log without a step-time series still measures (an event file's
+    wall_time, a CSV's elapsed-time column). An interval whose ends hold an evaluation step (``evals``, sorted)
+    is left out: it measures the evaluation too. A cold walk over the whole series: the reference the rule's
+    incremental ``wall_intervals`` is held to."""
+    idx: list[int] = []
+    per_step: list[float] = []
+    prev: tuple[float, float] | None = None
+    for i, (step, wall) in enumerate(zip(s.steps, s.walls, strict=False)):
+        if not math.isfinite(wall):
+            continue
+        if prev is not None and step > prev[0] and wall >= prev[1]:
+            k = bisect.bisect_left(evals, prev[0])
+            if k == len(evals) or evals[k] > step:
+                idx.append(i)
+                per_step.append((wall - prev[1]) / (step - prev[0]))
+        prev = (step, wall)
+    return idx, per_step
+
+
 def test_wall_clock_intervals_kept_as_the_log_grows_are_a_cold_walks():
     """TP-STEP-CLIFF's seconds per step between timed points, followed as a log grows with evaluations logged
     after the train point of their step (in a later judge: the interval holding it was kept, then must go), at
     earlier steps than the last train point, and not at all for a while: after each judge the kept intervals and
     both medians' windows are a cold walk's."""
     from trainlint.rules.stats import upper_median
-    from trainlint.rules.timing import wall_intervals, wall_step_times
+    from trainlint.rules.timing import wall_intervals
 
     train, held = Series("loss", Role.TRAIN_LOSS), Series("val_loss", Role.EVAL_LOSS)
     for i in range(1, 400):

@@ -58,34 +58,7 @@ static Py_ssize_t split_row(const char *s, Py_ssize_t n, Py_ssize_t *starts, Py_
     return cells;
 }
 
-/* A growable byte buffer: one column's doubles or line numbers, appended to its array.array at the end. */
-typedef struct {
-    char *data;
-    size_t len, cap;
-} Grow;
-
-static int grow_put(Grow *g, const void *item, size_t size) {
-    if (g->len + size > g->cap) {
-        size_t cap = g->cap ? g->cap * 2 : 4096;
-        char *d = PyMem_Realloc(g->data, cap);
-        if (d == NULL) return -1;
-        g->data = d;
-        g->cap = cap;
-    }
-    memcpy(g->data + g->len, item, size);
-    g->len += size;
-    return 0;
-}
-
-/* arr.frombytes(g's bytes): the array module has no C API, and this is one call per column and scan. */
-static int grow_flush(Grow *g, PyObject *arr) {
-    if (g->len == 0) return 0;
-    PyObject *r = PyObject_CallMethod(arr, "frombytes", "y#", g->data, (Py_ssize_t)g->len);
-    g->len = 0;
-    if (r == NULL) return -1;
-    Py_DECREF(r);
-    return 0;
-}
+#include "_cgrow.h"
 
 /* Append one row's parsed values to their columns' buffers (steps, values, lines, walls). */
 static int commit_row(Grow *grows, Py_ssize_t nb, const char *have, const double *vals, double step, double wall,

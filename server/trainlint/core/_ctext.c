@@ -22,32 +22,7 @@
 
 /* ---- growable buffers, flushed into array.array objects --------------------------------------------------- */
 
-typedef struct {
-    char *data;
-    size_t len, cap;
-} Grow;
-
-static int grow_put(Grow *g, const void *item, size_t size) {
-    if (g->len + size > g->cap) {
-        size_t cap = g->cap ? g->cap * 2 : 4096;
-        char *d = PyMem_Realloc(g->data, cap);
-        if (d == NULL) return -1;
-        g->data = d;
-        g->cap = cap;
-    }
-    memcpy(g->data + g->len, item, size);
-    g->len += size;
-    return 0;
-}
-
-static int grow_flush(Grow *g, PyObject *arr) {
-    if (g->len == 0) return 0;
-    PyObject *r = PyObject_CallMethod(arr, "frombytes", "y#", g->data, (Py_ssize_t)g->len);
-    g->len = 0;
-    if (r == NULL) return -1;
-    Py_DECREF(r);
-    return 0;
-}
+#include "_cgrow.h"
 
 /* ---- Coqui lines ------------------------------------------------------------------------------------------- */
 

@@ -82,29 +82,11 @@ def check_step_cliff(ctx: Context) -> CheckResult:
 WALL_RECENT_MIN = 5
 
 
-def wall_step_times(s: Series, evals: Sequence[float] = ()) -> tuple[list[int], list[float]]:
-    """Seconds per step between consecutive points of ``s`` that carry a wall-clock time (index of the later
-    point, seconds over steps): the step time a log without a step-time series still measures (an event file's
-    wall_time, a CSV's elapsed-time column). An interval whose ends hold an evaluation step (``evals``, sorted)
-    is left out: it measures the evaluation too. A cold walk: the rule follows a growing log with
-    ``_WallIntervals``, which this defines."""
-    idx: list[int] = []
-    per_step: list[float] = []
-    prev: tuple[float, float] | None = None
-    for i, (step, wall) in enumerate(zip(s.steps, s.walls, strict=False)):
-        if not math.isfinite(wall):
-            continue
-        if prev is not None and step > prev[0] and wall >= prev[1]:
-            k = bisect.bisect_left(evals, prev[0])
-            if k == len(evals) or evals[k] > step:
-                idx.append(i)
-                per_step.append((wall - prev[1]) / (step - prev[0]))
-        prev = (step, wall)
-    return idx, per_step
-
-
 class _WallIntervals:
-    """``wall_step_times`` of a growing series, kept in its cache: each judge walks only the points appended
+    """Seconds per step between consecutive points of a series that carry a wall-clock time (index of the later
+    point, seconds over steps): the step time a log without a step-time series still measures (an event file's
+    wall_time, a CSV's elapsed-time column). An interval whose ends hold an evaluation step is left out: it
+    measures the evaluation too. Kept in the series' cache: each judge walks only the points appended
     since the last, and the medians' windows slide (a re-judge rebuilt every interval and sorted both windows:
     6.8 ms at 1 MB, 55.6 ms at 10 MB of an event file). Evaluations only ever add exclusions, so a held-out step
     that arrives later drops the kept intervals holding it (the last one or two, as evaluations are logged at
