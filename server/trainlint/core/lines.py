@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import re
 
+from .accel import CLINES
+
 # Built-in patterns look at the first 64 KB of a line: a value past that is not in any real log, and a
 # bound keeps every match linear in what a hostile line can make it scan.
 MAX_MATCH_LINE = 1 << 16
@@ -37,13 +39,18 @@ def count_breaks(text: str, start: int = 0, end: int | None = None) -> int:
     return n
 
 
-def count_breaks_bytes(data: bytes, start: int = 0, end: int | None = None) -> int:
+def count_breaks_bytes_py(data: bytes, start: int = 0, end: int | None = None) -> int:
+    """The breaks in ``data[start:end]``: up to four passes of bytes.count (each about 2 GB/s); the compiled line
+    counter (``_clines``) makes one, and stands in for this function when it is built."""
     if end is None:
         end = len(data)
     n = data.count(b"\n", start, end)
     if data.find(b"\r", start, end) >= 0:
         n += data.count(b"\r", start, end) - data.count(b"\r\n", start, end)
     return n
+
+
+count_breaks_bytes = count_breaks_bytes_py if CLINES is None else CLINES.count_breaks
 
 
 def ends_with_break(data: bytes) -> bool:

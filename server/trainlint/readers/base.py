@@ -327,24 +327,27 @@ class Tail(Source):
                 return at + 2
             end = at + 1
 
-    def _index(self, chunk: bytes, offset: int) -> None:
+    def _index(self, chunk: bytes, offset: int) -> tuple[int, int]:
         """Index entries (line, byte offset) at the chunk's start and then every ~64 KB, each just after a
-        ``\n`` (so no ``\r\n`` is cut): a finding's line is found by reading 64 KB, not the 4 MB chunk."""
+        ``\n`` (so no ``\r\n`` is cut): a finding's line is found by reading 64 KB, not the 4 MB chunk.
+        Returns (the breaks counted, the byte they were counted up to), so the chunk's own count goes on from
+        there instead of counting the chunk twice."""
         index = self.log.line_index
         index.append((self.next_line, offset))
         if self.encoding != "utf-8":  # a byte search would cut a UTF-16 character: the chunk start only
-            return
+            return 0, 0
         line, prev = self.next_line, 0
         while prev + INDEX_STEP < len(chunk):
             cut = chunk.rfind(b"\n", prev, prev + INDEX_STEP) + 1
             if cut <= prev:  # 64 KB without a \n (a progress bar's redraws): index at the next one
                 cut = chunk.find(b"\n", prev + INDEX_STEP) + 1
                 if cut <= 0:
-                    return
+                    break
             line += count_breaks_bytes(chunk, prev, cut)
             if cut < len(chunk):
                 index.append((line, offset + cut))
             prev = cut
+        return line - self.next_line, prev
 
     def _feed(self, chunk: bytes, offset: int) -> None:
         if self.encoding != "utf-8":
@@ -358,8 +361,8 @@ class Tail(Source):
             text = text.removeprefix("\ufeff")  # a UTF-8 byte-order mark
         if "\x00" in text:
             text = self._without_nuls(text)
-        self._index(chunk, offset)
-        n = count_breaks_bytes(chunk)
+        counted, upto = self._index(chunk, offset)  # every cut is just after a \n: the counts add up
+        n = counted + count_breaks_bytes(chunk, upto)
         self.reader.scan(text, self.next_line)
         self.next_line += n if ends_with_break(chunk) else n + 1
         self.offset = offset + len(chunk)

@@ -1,0 +1,86 @@
+"""The compiled line counter (``_clines``) counts what core/lines.py's bytes.count passes count, and the chunk feed's
+line index and line numbers do not depend on which of the two counted nor on where the chunks were cut.
+
+Why: every line-based reader's findings land on the lines these counts give; a counter that is off by one lone ``\\r``
+moves every diagnostic after it (tqdm's redraws are lone ``\\r``)."""
+
+from __future__ import annotations
+
+import os
+import random
+import re
+from pathlib import Path
+
+import pytest
+
+from trainlint.core import accel
+from trainlint.core.lines import count_breaks_bytes_py
+from trainlint.core.model import LogFile
+from trainlint.readers import base
+from trainlint.readers.base import Tail
+from trainlint.readers.text_stdout import TextStdoutReader
+
+CORPUS = Path(os.environ.get("TRAINLINT_CORPUS", Path(__file__).resolve().parents[2] / "shared" / "corpus"))
+needs_clines = pytest.mark.skipif(accel.CLINES is None, reason=f"compiled line counter: {accel.CLINES_REASON}")
+
+
+@needs_clines
+def test_count_equals_the_bytes_count_passes_on_random_bytes_and_bounds() -> None:
+    rnd = random.Random(28)
+    for _ in range(30_000):
+        data = bytes(rnd.choice(b"\r\n\ra") for _ in range(rnd.randint(0, 14)))
+        start = rnd.randint(-18, 18)
+        end = rnd.choice([None, rnd.randint(-18, 18)])
+        got = accel.CLINES.count_breaks(data, start, end)
+        assert got == count_breaks_bytes_py(data, start, end), (data, start, end)
+    assert accel.CLINES.count_breaks(b"a\r") == 1 and accel.CLINES.count_breaks(b"a\r\n", 0, 2) == 1
+    assert accel.CLINES.count_breaks(bytearray(b"\r\n\n\r")) == 3  # any bytes-like chunk
+
+
+@needs_clines
+def test_count_equals_the_bytes_count_passes_on_every_corpus_text() -> None:
+    suffixes = {".txt", ".log", ".csv", ".jsonl", ".out"}
+    files = [p for p in sorted(CORPUS.rglob("*")) if p.is_file() and p.suffix in suffixes]
+    if not files:
+        pytest.skip(f"no corpus at {CORPUS} (TRAINLINT_CORPUS)")
+    with_cr = 0
+    for p in files:
+        data = p.read_bytes()
+        with_cr += b"\r" in data
+        for cut in (0, len(data) // 3, len(data) // 2):  # a chunk boundary anywhere, even inside a \r\n
+            assert accel.CLINES.count_breaks(data, cut) == count_breaks_bytes_py(data, cut), p
+            assert accel.CLINES.count_breaks(data, 0, cut) == count_breaks_bytes_py(data, 0, cut), p
+    assert len(files) > 40 and with_cr > 3  # the corpus holds CRLF logs and tqdm's lone \r
+
+
+def _expected_lines(data: bytes) -> tuple[list[int], list[tuple[int, int]]]:
+    """Each line's first byte, counted by the regex over the whole file: the reference for the index."""
+    starts = [0] + [m.end() for m in re.finditer(rb"\r\n|\r|\n", data)]
+    return starts, [(i + 1, s) for i, s in enumerate(starts)]
+
+
+@pytest.mark.parametrize("chunk", [1 << 10, 3000, 1 << 22])
+def test_the_feed_counts_lines_and_indexes_them_wherever_chunks_are_cut(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chunk: int) -> None:
+    """Small chunks and index steps, mixed breaks: every index entry names the line that starts at its byte, and the
+    next line after the read is one past the last (the index's count and the chunk's remainder add up)."""
+    rnd = random.Random(chunk)
+    parts = []
+    for i in range(4000):
+        parts.append(f"{{'loss': {rnd.random():.4f}, 'epoch': {i / 100:.2f}}}".encode())
+        parts.append(rnd.choice([b"\n", b"\r\n", b"\r", b" 12%|#  | 3/25\r"]))
+    data = b"".join(parts) + b"last line without a break"
+    path = tmp_path / "train.log"
+    path.write_bytes(data)
+    monkeypatch.setattr(base, "CHUNK", chunk)
+    monkeypatch.setattr(base, "INDEX_STEP", 700)
+    tail = Tail(str(path), TextStdoutReader(LogFile(path=str(path), format="text")))
+    tail.update()
+    starts, _ = _expected_lines(data)
+    line_of = {s: i + 1 for i, s in enumerate(starts)}
+    index = tail.log.line_index
+    assert len(index) > len(data) // 1000  # an entry every ~700 bytes, not only at chunk starts
+    for line, offset in index:
+        assert line_of[offset] == line, (line, offset)
+    # what follows the last \n is provisional (a writer may be half-way through it): the next read starts there
+    assert tail.next_line == line_of[data.rfind(b"\n") + 1] > 3000
