@@ -1,5 +1,5 @@
-"""The optional compiled scanners (trainlint.core._cscan, _cjsonl, _ctext) and line counter (_clines); everything
-else is declared in pyproject.toml.
+"""The optional compiled scanners (trainlint.core._cscan, _cjsonl, _ctext), line counter (_clines) and series
+measurements (_cstats); everything else is declared in pyproject.toml.
 
 ``optional=True``: without a compiler (or Python headers) the build warns and goes on, and the package is the
 pure-Python one, which reads every log identically. ``TRAINLINT_PURE=1`` at build time leaves the extension out
@@ -7,6 +7,7 @@ on purpose: the VS Code extension bundles that pure wheel (any platform), see th
 """
 
 import os
+import sys
 
 from setuptools import Extension, setup
 
@@ -17,5 +18,9 @@ CORE = "server/trainlint/core/"
 HEADERS = [f"{CORE}_cfloat.h", f"{CORE}_cgrow.h"]
 MODULES = [Extension(f"trainlint.core.{name}", [f"{CORE}{name}.c"], depends=HEADERS, optional=True)
            for name in ("_cscan", "_cjsonl", "_ctext", "_clines")]
+# the judge's measurements must be the Python loops' bit for bit: no fused multiply-add where a compiler would
+# contract one (gcc's default for C, on every platform with an FMA instruction)
+EXACT = [] if sys.platform == "win32" else ["-ffp-contract=off"]
+MODULES.append(Extension("trainlint.core._cstats", [f"{CORE}_cstats.c"], extra_compile_args=EXACT, optional=True))
 
 setup(ext_modules=[] if PURE else MODULES)

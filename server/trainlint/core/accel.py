@@ -2,8 +2,9 @@
 readers' own Python loops, which read every log identically (tests/test_compiled_scanner.py,
 tests/test_compiled_text.py). ``CSCAN`` (``trainlint.core._cscan``): CSV rows and event files; ``CJSONL``
 (``_cjsonl``): JSON lines; ``CTEXT`` (``_ctext``): Coqui's text lines; ``CLINES`` (``_clines``): the line breaks
-every line-based reader's chunk is counted for. Each is its own module, built apart, so
-either can be missing alone; each has its reason (``REASON``, ``JSONL_REASON``, ``CTEXT_REASON``, ``CLINES_REASON``).
+every line-based reader's chunk is counted for; ``CSTATS`` (``_cstats``): the judge's per-point loops over a series
+(rules/stats.py, rules/noise.py). Each is its own module, built apart, so either can be missing alone; each has
+its reason (``REASON``, ``JSONL_REASON``, ``CTEXT_REASON``, ``CLINES_REASON``, ``CSTATS_REASON``).
 
 Chosen once, at import: ``TRAINLINT_PURE=1`` forces the Python path (to compare the two, or to rule the extension
 out when a result looks wrong); a missing or unloadable extension falls back with the reason.
@@ -32,3 +33,4 @@ CSCAN, REASON = _load("_cscan", "compiled scanner", "the pure-Python readers are
 CJSONL, JSONL_REASON = _load("_cjsonl", "compiled JSONL scanner", "the pure-Python JSONL reader is in use")
 CTEXT, CTEXT_REASON = _load("_ctext", "compiled text scanner", "the pure-Python readers are in use")
 CLINES, CLINES_REASON = _load("_clines", "compiled line counter", "core/lines.py counts with bytes.count")
+CSTATS, CSTATS_REASON = _load("_cstats", "compiled series measurements", "the rules' Python loops are in use")

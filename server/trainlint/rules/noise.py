@@ -28,6 +28,7 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from ..core.accel import CSTATS
 from .stats import stats
 
 if TYPE_CHECKING:
@@ -68,6 +69,9 @@ def fitted_change(s: Series, seg: int, without_highest: bool = False) -> tuple[f
         # seg, next, n, sx, sy, sxx, sxy, the highest log value and its x
         memo = st.memo["fit"] = [seg, seg, 0, 0.0, 0.0, 0.0, 0.0, -math.inf, 0.0]
     _, nxt, n, sx, sy, sxx, sxy, ymax, xmax = memo
+    if CSTATS is not None:  # the loop below, compiled
+        n, sx, sy, sxx, sxy, ymax, xmax = CSTATS.fit_sums(vals, seg, nxt, (n, sx, sy, sxx, sxy, ymax, xmax))
+        nxt = len(vals)
     for j in range(nxt, len(vals)):
         v = vals[j]
         if v > 0:

@@ -16,6 +16,7 @@ from bisect import bisect_left, bisect_right, insort
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from ..core.accel import CSTATS
 from ..core.model import Series
 
 
@@ -125,7 +126,10 @@ def stats(s: Series) -> Stats:
     isfinite = math.isfinite
     count, mean, m2 = st.count_fin, st.mean, st.m2
     top = st.top
-    for i in range(st.n, n):
+    begin = st.n
+    if CSTATS is not None and st._fin_idx is None and st.seen is None:
+        begin, count, mean, m2, top = _compiled_run(st, s, has_walls)
+    for i in range(begin, n):
         v = values[i]
         if isfinite(v):
             if count:
@@ -187,6 +191,17 @@ def stats(s: Series) -> Stats:
     return st
 
 
+def _compiled_run(st: Stats, s: Series, has_walls: bool) -> tuple[int, int, float, float, int]:
+    """``stats``' loop compiled for the common case (every point finite, steps never back), the same operations in
+    the same order; it stops where the Python loop must go on. Returns (where it stopped, count, mean, m2, top)."""
+    begin, packed = CSTATS.stats_run(s.values, s.steps, s.walls if has_walls else None, st.n, st.nonpos, st.dups, (
+        st.count_fin, st.mean, st.m2, st.top, st.fin_rising, st.fin_improved, st.fin_max, st.fin_min, st.fin_best,
+        st.fin_min_positive, st.zeros, st.wall_first, st.wall_last, st.wall_count, st.negative))
+    (count, mean, m2, top, st.fin_rising, st.fin_improved, st.fin_max, st.fin_min, st.fin_best,
+     st.fin_min_positive, st.zeros, st.wall_first, st.wall_last, st.wall_count, st.negative) = packed
+    return begin, count, mean, m2, top
+
+
 def finite(s: Series) -> tuple[Sequence[int], Sequence[float]]:
     """Indices and values of the finite points (shared, incrementally kept: do not modify)."""
     st = stats(s)
@@ -224,21 +239,35 @@ def _extreme_level(s: Series, w: int, start: int, highest: bool) -> tuple[float,
         if not isinstance(win, SortedWindow):
             win = st.memo[("lowest_level", *key)] = SortedWindow()
         items = win.move(vals, max(start, next_b - 1 - w), next_b - 1)
-        for b in range(next_b, n + 1):  # the window [max(start, b - w), b): one insert, at most one delete
-            insort(items, vals[b - 1])
-            a = b - w
-            if a > start:
-                del items[bisect_left(items, vals[a - 1])]
-            else:
-                a = start
-            k = len(items)
-            mid = k >> 1
-            level = items[mid] if k & 1 else (items[mid - 1] + items[mid]) / 2  # as ``median`` computes it
-            if (level > best) if highest else (level < best):
-                best, a0, b0 = level, a, b
+        if CSTATS is not None:  # _slide compiled, with the same insort and delete
+            out, best, a0, b0 = CSTATS.extreme_slide(vals, items, start, w, next_b, best, a0, b0, highest)
+            win.items = array("d")
+            win.items.frombytes(out)
+        else:
+            best, a0, b0 = _slide(vals, items, start, w, next_b, (best, a0, b0), highest)
         win.a, win.b = max(start, n - w), n
     st.levels[key] = (best, a0, b0, n + 1)
     return best, (a0, b0)
+
+
+def _slide(vals: Sequence[float], items: Any, start: int, w: int, next_b: int, found: tuple[float, int, int],
+           highest: bool) -> tuple[float, int, int]:
+    """The window [max(start, b - w), b) for each end b from ``next_b`` on (``items``: the one ending at next_b - 1,
+    kept sorted in place: one insert, at most one delete) and the lowest (highest) median with its window."""
+    best, a0, b0 = found
+    for b in range(next_b, len(vals) + 1):
+        insort(items, vals[b - 1])
+        a = b - w
+        if a > start:
+            del items[bisect_left(items, vals[a - 1])]
+        else:
+            a = start
+        k = len(items)
+        mid = k >> 1
+        level = items[mid] if k & 1 else (items[mid - 1] + items[mid]) / 2  # as ``median`` computes it
+        if (level > best) if highest else (level < best):
+            best, a0, b0 = level, a, b
+    return best, a0, b0
 
 
 class SortedWindow:
