@@ -4,7 +4,8 @@ Why: every evidence number of a trend rule comes out of these caches (the lowest
 the running moments); a compiled loop that rounds once differently would change a verdict on the edge of its
 threshold, and only on machines with the extension. Each test runs the same series through both paths (the
 module-level ``CSTATS`` set to None is the pure path) and compares every cached field, also when the series
-is fed in pieces (a live log judged at every append) and when it holds NaN, seams, zeros, -0.0 and repeated steps.
+is fed in pieces (a live log judged at every append) and when it holds NaN, seams, zeros, -0.0 and repeated steps;
+and TP-STEP-CLIFF's wall-clock intervals, walked with held-out steps arriving between pieces.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import pytest
 from trainlint.core import accel
 from trainlint.core.model import Role, Series
 from trainlint.readers import read
-from trainlint.rules import noise, stats
+from trainlint.rules import noise, stats, timing
 
 CORPUS = Path(os.environ.get("TRAINLINT_CORPUS", Path(__file__).resolve().parents[2] / "shared" / "corpus"))
 pytestmark = pytest.mark.skipif(accel.CSTATS is None, reason=f"compiled measurements: {accel.CSTATS_REASON}")
@@ -113,3 +114,34 @@ def test_every_long_corpus_series_measures_the_same(monkeypatch: pytest.MonkeyPa
             assert _measure(points, pieces, True, monkeypatch) == _measure(points, pieces, False, monkeypatch), p
             compared += 1
     assert compared > 30
+
+
+def _walk(points: list[tuple[float, float, float]], evals: list[float], pieces: list[int], compiled: bool,
+          monkeypatch: pytest.MonkeyPatch) -> list[object]:
+    """TP-STEP-CLIFF's kept wall-clock intervals after each piece, the held-out steps arriving with them."""
+    monkeypatch.setattr(timing, "CSTATS", accel.CSTATS if compiled else None)
+    s, held = Series("loss", Role.TRAIN_LOSS), Series("eval_loss", Role.EVAL_LOSS)
+    wi = timing._WallIntervals()
+    out: list[object] = []
+    done = 0
+    for cut in [*pieces, len(points)]:
+        for step, value, wall in points[done:cut]:
+            s.append(step, value, 1, wall)
+        for x in evals[done // 10:cut // 10]:
+            held.append(x, 1.0, 1)
+        done = max(done, cut)
+        wi.update(s, [held])
+        out.append(_bits([wi.idx, wi.start, wi.per_step, wi.prev, wi.pos]))
+    return out
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_wall_clock_intervals_walk_the_same(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    rnd = random.Random(seed)
+    points = _random_points(rnd, rnd.choice([300, 2000, 5000]))
+    points = [(st, v, w + rnd.choice([0.0, 0.5, -3.0, math.nan]) if rnd.random() < 0.2 else w)
+              for st, v, w in points]
+    evals = sorted({rnd.choice(points)[0] for _ in range(len(points) // 10)})
+    pieces = sorted(rnd.randint(0, len(points)) for _ in range(rnd.randint(0, 4)))
+    assert len(points) > timing.WALK_COMPILED  # the first walk at least takes the compiled loop
+    assert _walk(points, evals, pieces, True, monkeypatch) == _walk(points, evals, pieces, False, monkeypatch)

@@ -1,5 +1,5 @@
 /* The judge's per-point loops over a long series, compiled: rules/stats.py's cache update, its sliding window
- * median and rules/noise.py's least-squares sums.
+ * median, rules/noise.py's least-squares sums and rules/timing.py's walk of wall-clock intervals.
  *
  * A cold `trainlint check` of a 100 MB CSV (3.6 M points) spent 1.85 s in `stats()`'s Python loop alone, more
  * than reading the file (1.2 s), and another second sliding the lowest-median window and summing the fitted line.
@@ -251,7 +251,66 @@ static PyObject *fit_sums(PyObject *self, PyObject *args) {
     return Py_BuildValue("(ndddddd)", cnt, sx, sy, sxx, sxy, ymax, xmax);
 }
 
+/* wall_walk(steps, walls, pos, end, prev, evals, idx, start, per_step) -> prev
+ *
+ * rules/timing.py's _WallIntervals.update walk over points [pos, end): for each point with a finite wall-clock
+ * time after a timed point of a lower step and no later wall, the interval is kept (idx, start and per_step
+ * lists appended) unless a held-out step lies within it (evals: the sorted held-out steps, as doubles). prev is
+ * the last timed point's (step, wall), or None; the one after the walk is returned. */
+static PyObject *wall_walk(PyObject *self, PyObject *args) {
+    PyObject *sobj, *wobj, *prev_obj, *eobj, *idx, *start, *per_step;
+    Py_ssize_t pos, end;
+    if (!PyArg_ParseTuple(args, "OOnnOOO!O!O!", &sobj, &wobj, &pos, &end, &prev_obj, &eobj, &PyList_Type, &idx,
+                          &PyList_Type, &start, &PyList_Type, &per_step))
+        return NULL;
+    int has_prev = prev_obj != Py_None;
+    double pstep = 0, pwall = 0;
+    if (has_prev && !PyArg_ParseTuple(prev_obj, "dd", &pstep, &pwall)) return NULL;
+    Py_buffer sb, wb, eb;
+    const double *steps, *walls, *evals;
+    Py_ssize_t ns, nw, ne;
+    if (doubles(sobj, &sb, &steps, &ns) < 0) return NULL;
+    if (doubles(wobj, &wb, &walls, &nw) < 0) {
+        PyBuffer_Release(&sb);
+        return NULL;
+    }
+    if (doubles(eobj, &eb, &evals, &ne) < 0) {
+        PyBuffer_Release(&sb);
+        PyBuffer_Release(&wb);
+        return NULL;
+    }
+    if (end > ns) end = ns;
+    if (end > nw) end = nw;
+    int failed = 0;
+    for (Py_ssize_t i = pos < 0 ? 0 : pos; i < end && !failed; i++) {
+        double step = steps[i], wall = walls[i];
+        if (!isfinite(wall)) continue;
+        if (has_prev && step > pstep && wall >= pwall) {
+            Py_ssize_t k = left_of(evals, ne, pstep);
+            if (k == ne || evals[k] > step) {
+                PyObject *a = PyLong_FromSsize_t(i), *b = PyFloat_FromDouble(pstep),
+                         *c = PyFloat_FromDouble((wall - pwall) / (step - pstep));
+                failed = a == NULL || b == NULL || c == NULL || PyList_Append(idx, a) < 0 ||
+                         PyList_Append(start, b) < 0 || PyList_Append(per_step, c) < 0;
+                Py_XDECREF(a);
+                Py_XDECREF(b);
+                Py_XDECREF(c);
+            }
+        }
+        has_prev = 1;
+        pstep = step;
+        pwall = wall;
+    }
+    PyBuffer_Release(&sb);
+    PyBuffer_Release(&wb);
+    PyBuffer_Release(&eb);
+    if (failed) return NULL;
+    if (!has_prev) Py_RETURN_NONE;
+    return Py_BuildValue("(dd)", pstep, pwall);
+}
+
 static PyMethodDef METHODS[] = {
+    {"wall_walk", wall_walk, METH_VARARGS, "rules/timing.py's walk of wall-clock intervals."},
     {"stats_run", stats_run, METH_VARARGS, "rules/stats.py's cache update over finite points with rising steps."},
     {"extreme_slide", extreme_slide, METH_VARARGS, "rules/stats.py's sliding lowest / highest window median."},
     {"fit_sums", fit_sums, METH_VARARGS, "rules/noise.py's least-squares sums of log values."},

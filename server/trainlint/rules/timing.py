@@ -8,6 +8,7 @@ import math
 from array import array
 from collections.abc import Sequence
 
+from ..core.accel import CSTATS
 from ..core.model import Role, Series
 from .base import (
     CheckResult,
@@ -82,6 +83,11 @@ def check_step_cliff(ctx: Context) -> CheckResult:
 WALL_RECENT_MIN = 5
 
 
+#: the fewest points a walk of wall-clock intervals hands to the compiled loop: a re-judge's few appended points
+#: stay in Python, where copying the held-out steps for C would cost more than the walk
+WALK_COMPILED = 256
+
+
 class _WallIntervals:
     """Seconds per step between consecutive points of a series that carry a wall-clock time (index of the later
     point, seconds over steps): the step time a log without a step-time series still measures (an event file's
@@ -120,7 +126,12 @@ class _WallIntervals:
         for x in added:
             self._drop_holding(x, s)
         evals, steps, walls = self.evals, s.steps, s.walls
-        for i in range(self.pos, min(len(steps), len(walls))):
+        end = min(len(steps), len(walls))
+        if CSTATS is not None and end - self.pos >= WALK_COMPILED:  # the loop below, compiled
+            self.prev = CSTATS.wall_walk(steps, walls, self.pos, end, self.prev, array("d", evals), self.idx,
+                                         self.start, self.per_step)
+            self.pos = end
+        for i in range(self.pos, end):
             step, wall = steps[i], walls[i]
             if not math.isfinite(wall):
                 continue
