@@ -6,7 +6,8 @@ STAMP := $(VENV)/.installed
 
 .PHONY: demo test lint bench clean extension gallery population calibrate
 
-$(STAMP): pyproject.toml
+# the compiled extensions are rebuilt (pip install -e) when their C sources change: an editable install does not
+$(STAMP): pyproject.toml setup.py $(wildcard server/trainlint/core/*.c server/trainlint/core/*.h)
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[test]'
