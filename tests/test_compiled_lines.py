@@ -68,6 +68,8 @@ def test_the_feed_counts_lines_and_indexes_them_wherever_chunks_are_cut(
     parts = []
     for i in range(4000):
         parts.append(f"{{'loss': {rnd.random():.4f}, 'epoch': {i / 100:.2f}}}".encode())
+        if i % 997 == 0:  # a line longer than the smaller chunks: read on until its break
+            parts.append(b" " + b"x" * 5000)
         parts.append(rnd.choice([b"\n", b"\r\n", b"\r", b" 12%|#  | 3/25\r"]))
     data = b"".join(parts) + b"last line without a break"
     path = tmp_path / "train.log"
@@ -84,3 +86,30 @@ def test_the_feed_counts_lines_and_indexes_them_wherever_chunks_are_cut(
         assert line_of[offset] == line, (line, offset)
     # what follows the last \n is provisional (a writer may be half-way through it): the next read starts there
     assert tail.next_line == line_of[data.rfind(b"\n") + 1] > 3000
+
+
+@pytest.mark.parametrize("chunk", [1 << 10, 1 << 22])
+def test_undecodable_bytes_are_said_once_on_their_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                       chunk: int) -> None:
+    """The problem names the first line of the chunk that held bad bytes (as before the feed read views), once;
+    a chunk that also writes U+FFFD itself is not blamed (its replacement characters may be the file's)."""
+    lines = [f"step {i} loss {1 / (i + 1):.4f}".encode() for i in range(300)]
+    lines[200] = b"odd bytes \xff\xfe here"
+    lines[250] = b"a cut character \xc3"
+    path = tmp_path / "train.log"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    monkeypatch.setattr(base, "CHUNK", chunk)
+    tail = Tail(str(path), TextStdoutReader(LogFile(path=str(path), format="text")))
+    tail.update()
+    bad = [p for p in tail.log.problems if "not valid UTF-8" in p.message]
+    first_line_of_chunk = max(ln for ln, _ in tail.log.line_index if ln <= 201)  # the chunk holding line 201
+    assert len(bad) == 1 and bad[0].line == first_line_of_chunk
+    assert (first_line_of_chunk == 1) == (chunk == 1 << 22)
+    assert [len(s) for s in tail.log.series.values()] == [298]  # every step line around the bad bytes is read
+
+    lines[200] = b"step 200 loss 0.1 \xef\xbf\xbd \xff"  # a written U+FFFD beside a bad byte, in one chunk
+    lines[250] = b"step 250 loss 0.1"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    tail = Tail(str(path), TextStdoutReader(LogFile(path=str(path), format="text")))
+    tail.update()
+    assert not [p for p in tail.log.problems if "not valid UTF-8" in p.message]
