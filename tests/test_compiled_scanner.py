@@ -12,12 +12,15 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
 import os
 import random
+import re
 import struct
 import subprocess
 import sys
 from collections import Counter
+from decimal import Decimal
 from functools import cache
 from pathlib import Path
 
@@ -127,6 +130,82 @@ def test_a_cell_is_the_number_float_reads_or_left_to_python(cell: str) -> None:
         return
     (value,) = values
     assert struct.pack("<d", value) == struct.pack("<d", float(cell)), cell
+
+
+def pow10_rows() -> list[tuple[int, int, int]]:
+    """(q, low, high) for q in -342..308: the top 128 bits of 10^q, rounded down, normalised so the high half has its
+    top bit set: what core/_cpow10.h must hold for Eisel-Lemire's reader."""
+    rows = []
+    for q in range(-342, 309):
+        if q >= 0:
+            m = 5 ** q
+            m = m << max(0, 128 - m.bit_length()) >> max(0, m.bit_length() - 128)
+        else:
+            p5 = 5 ** -q
+            m = (1 << (p5.bit_length() + 127)) // p5  # 2^k / 5^-q with k chosen for 128 bits
+            m = m if m.bit_length() == 128 else (1 << (p5.bit_length() + 128)) // p5
+        rows.append((q, m & (2 ** 64 - 1), m >> 64))
+    return rows
+
+
+def test_the_power_of_ten_table_is_the_exact_powers_rounded_down() -> None:
+    """core/_cpow10.h holds, for every power of ten from 1e-342 to 1e308, its 128-bit mantissa rounded down: a
+    wrong row would give a wrong double for every number of that exponent that the random cells below miss."""
+    text = (ROOT / "server" / "trainlint" / "core" / "_cpow10.h").read_text()
+    held = [(int(q), int(lo, 16), int(hi, 16)) for lo, hi, q in
+            re.findall(r"\{0x([0-9A-F]{16})u, 0x([0-9A-F]{16})u\},  /\* 1e(-?\d+) \*/", text)]
+    assert held == pow10_rows()
+
+
+def _long_cells(rnd: random.Random, n: int) -> list[str]:
+    """Numbers of 17 to 19 significant digits (Eisel-Lemire's, past Clinger's 2^53) as writers print them: float32
+    values as doubles, %.17g, 19 random digits at any exponent, and the cases its checks exist for: halfway
+    between two doubles, just off halfway, next to a power of two, the largest double, the smallest normal one,
+    subnormals, overflows."""
+    cells = []
+    for k in range(n):
+        how = k % 6
+        if how == 0:
+            cells.append(repr(float(struct.unpack("<f", struct.pack("<I", rnd.getrandbits(32)))[0])))
+        elif how == 1:
+            cells.append(f"{struct.unpack('<d', struct.pack('<Q', rnd.getrandbits(64)))[0]:.17g}")
+        elif how == 2:
+            digits = str(rnd.randrange(10 ** 16, 10 ** 19))
+            cells.append(f"{'-' if k % 4 == 2 else ''}{digits[:1]}.{digits[1:]}e{rnd.randint(-345, 310)}")
+        else:  # an exact halfway point between two doubles (as many digits as it takes), then cut or nudged
+            x = struct.unpack("<d", struct.pack("<Q", rnd.getrandbits(63)))[0]
+            if x != x or x in (float("inf"), 0.0):
+                x = 1.0
+            half = (Decimal(x) + Decimal(math.nextafter(x, math.inf))) / 2
+            text = f"{half:.40e}".replace("e+", "e")
+            mant, exp = text.split("e")
+            digits = mant.replace(".", "").rstrip("0") or "0"
+            cut = digits[:rnd.randint(17, 19)]
+            if how == 4:
+                cut = str(int(cut) + rnd.choice([-1, 1]))
+            e = int(exp) - (len(cut) - 1)
+            cells.append(f"{cut}e{e}")
+    return [*cells, "9007199254740993", "9007199254740993.0", "18446744073709551615", "9999999999999999999",
+                    "1.7976931348623157e308", "1.7976931348623159e308", "2.2250738585072014e-308",
+                    "2.2250738585072011e-308", "4.9406564584124654e-324", "1e-342", "1e-343", "1e308", "1e309",
+                    "0.30000000000000001665", "-0.0000000000000000000", "123456789012345678e-360"]
+
+
+def test_a_long_cell_is_the_double_float_reads() -> None:
+    """60,000 cells of 17 to 19 significant digits (_long_cells): each is float()'s double, bit for bit, whichever
+    of the scanner's readers took it (Eisel-Lemire's; PyOS_string_to_double for a subnormal, an overflow, a
+    halfway point Eisel-Lemire cannot tell)."""
+    if _compiled_reason() is not None:
+        pytest.skip(_compiled_reason())
+    rnd = random.Random(2028)
+    read = 0
+    for cell in _long_cells(rnd, 60000):
+        values, stop = _csv_column([cell])
+        if stop == 0:
+            continue
+        read += 1
+        assert struct.pack("<d", values[0]) == struct.pack("<d", float(cell)), cell
+    assert read == 60016, read  # every cell is a number float() reads: none is left to csv.reader
 
 
 def _read_both(path: Path, fmt: str, module: str, monkeypatch: pytest.MonkeyPatch) -> tuple[object, object]:
