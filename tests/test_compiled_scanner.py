@@ -325,6 +325,85 @@ def test_both_paths_read_damaged_copies_of_real_logs_identically(fmt: str, files
     print(f"{fmt}: {compared} damaged copies of {len(files)} files compared")
 
 
+# What a CSV chunk's text can hold that the compiled scanner must leave to csv.reader, or read as it does: quotes
+# (a quoted cell holding a line break), a lone "\r" (a break the LSP counts), "\r\n" and "\n" mixed, blank and
+# blank-celled lines, padded, odd or empty cells, a row longer or shorter than the header.
+CSV_PIECES = ['"', '"a\nb"', '""', "\r", "\r\n", "\n", "\n\n", " ", "\t", ",", ",,", "nan", "inf", "-0", "1e5",
+              "1_0", "x", " 7 ", "0x1", "\x0c", "\x1f", "1.0000000000000000001", "\r\r\n"]
+
+
+def _edited_csv(data: bytes, rnd: random.Random) -> bytes:
+    """A real ASCII CSV with 1-6 of CSV_PIECES inserted, or one of its lines replaced, at random places."""
+    text = data.decode()
+    for _ in range(rnd.randint(1, 6)):
+        at = rnd.randrange(len(text) + 1)
+        if rnd.random() < 0.2:  # a whole line of pieces
+            at = text.rfind("\n", 0, at) + 1
+            text = text[:at] + "".join(rnd.choices(CSV_PIECES, k=rnd.randint(1, 5))) + "\r\n" + text[at:]
+        else:
+            text = text[:at] + rnd.choice(CSV_PIECES) + text[at:]
+    return text.encode()
+
+
+def test_both_paths_read_edited_ascii_csv_text_identically(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The compiled scanner walks an ASCII chunk's text itself (csv_text) and leaves a line to csv.reader, which
+    reads the row from there as split_lines splits it: 1,200 copies of the gallery's real CSVs (CRLF Lightning and
+    Keras logs, an SB3 progress.csv) and the corpus's sparse Lightning metrics.csv, each with quotes, lone "\r",
+    mixed breaks, blank lines and odd cells inserted, read by both paths: the same series (line numbers included),
+    events, problems and facts."""
+    if _compiled_reason() is not None:
+        pytest.skip(_compiled_reason())
+    sources = [*CSV_FILES, *sorted(CORPUS.glob("csv_logs/0Xero7__*metrics.csv"))]
+    rnd = random.Random(2028)
+    compared = 0
+    for src in sources:
+        raw = src.read_bytes()[:20000]
+        raw = raw[:raw.rfind(b"\n") + 1]
+        assert raw.isascii(), src  # the text path's case
+        for k in range(1200 // len(sources)):
+            p = tmp_path / src.name
+            p.write_bytes(_edited_csv(raw, rnd))
+            a, b = _read_both(p, "csv", "trainlint.readers.csv_log", monkeypatch)
+            _same_reading(a, b, f"{src} edit {k}: {p.read_bytes()!r}")
+            compared += 1
+    print(f"csv: {compared} edited copies of {len(sources)} files compared")
+
+
+def test_a_growing_csv_log_cut_anywhere_is_read_identically(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A growing real CSV appended in pieces cut anywhere (mid-line, between "\r" and "\n", inside the header):
+    each piece is a chunk of its own, the scanner starts at its first line (the header read, or not yet) and the
+    partial last line is read provisionally, then taken back; both paths give the same reading after every piece."""
+    import importlib
+
+    from trainlint.readers import open_source
+
+    if _compiled_reason() is not None:
+        pytest.skip(_compiled_reason())
+    module = importlib.import_module("trainlint.readers.csv_log")
+    rnd = random.Random(28)
+    compared = 0
+    for src in CSV_FILES:
+        data = src.read_bytes()
+        cuts = sorted({0, len(data), *(rnd.randrange(len(data)) for _ in range(12)),
+                       *[i for i in range(len(data)) if data[i:i + 1] == b"\r"][:3]})
+        tails = []
+        for pure in (False, True):
+            dst = tmp_path / f"{int(pure)}-{src.name}"
+            dst.write_bytes(b"")
+            tails.append(open_source(str(dst), "csv"))
+        for a, b in itertools.pairwise(cuts):
+            for pure, tail in zip((False, True), tails, strict=True):
+                with open(tail.path, "ab") as f:
+                    f.write(data[a:b])
+                with monkeypatch.context() as m:
+                    if pure:
+                        m.setattr(module, "CSCAN", None)
+                    tail.update()
+            _same_reading(tails[0].log, tails[1].log, f"{src} cut at {b}")
+            compared += 1
+    print(f"csv: {compared} pieces of {len(CSV_FILES)} growing files compared")
+
+
 def _jsonl_value(line: str) -> tuple[int, bytes, object] | None:
     """(kind, the double the series take, the value as json.loads gives it) of key "x" on one line read by the
     compiled JSONL scanner, or None when it leaves the line to json.loads."""
