@@ -168,9 +168,9 @@ static void init_numchar(void) {
  * Python path decides (no error set). */
 static int strict_number(const char *p, Py_ssize_t n, double *out) {
     if (n <= 0 || n > 400) return 0;
+    if (fast_double(p, p + n, out)) return 1;  /* its grammar is a subset of NUMCHAR's bytes: no check first */
     for (Py_ssize_t i = 0; i < n; i++)
         if (!NUMCHAR[(unsigned char)p[i]]) return 0;
-    if (fast_double(p, p + n, out)) return 1;
     char buf[401];
     memcpy(buf, p, (size_t)n);  /* the text is not NUL-terminated at the number's end */
     buf[n] = '\0';
