@@ -159,12 +159,12 @@ def test_the_power_of_ten_table_is_the_exact_powers_rounded_down() -> None:
 
 def _long_cells(rnd: random.Random, n: int) -> list[str]:
     """Numbers of 17 to 19 significant digits (Eisel-Lemire's, past Clinger's 2^53) as writers print them: float32
-    values as doubles, %.17g, 19 random digits at any exponent, and the cases its checks exist for: halfway
-    between two doubles, just off halfway, next to a power of two, the largest double, the smallest normal one,
-    subnormals, overflows."""
+    values as doubles, float32 values in full (exact dyadic decimals: _cfloat.h's exact_dyadic), %.17g, 19 random
+    digits at any exponent, and the cases its checks exist for: halfway between two doubles, just off halfway,
+    next to a power of two, the largest double, the smallest normal one, subnormals, overflows."""
     cells = []
     for k in range(n):
-        how = k % 6
+        how = k % 7
         if how == 0:
             cells.append(repr(float(struct.unpack("<f", struct.pack("<I", rnd.getrandbits(32)))[0])))
         elif how == 1:
@@ -172,6 +172,12 @@ def _long_cells(rnd: random.Random, n: int) -> list[str]:
         elif how == 2:
             digits = str(rnd.randrange(10 ** 16, 10 ** 19))
             cells.append(f"{'-' if k % 4 == 2 else ''}{digits[:1]}.{digits[1:]}e{rnd.randint(-345, 310)}")
+        elif how == 3:  # a float32 value in full, its exact decimal (1410.0533447265625 = 11550757 / 2^13), or an
+            # integer of 54-56 bits over 2-8: a dyadic decimal that is not a double
+            wide = k % 3 == 0
+            q = rnd.getrandbits(rnd.randint(54, 56) if wide else rnd.randint(1, 24)) | 1
+            text = format(Decimal(q) / Decimal(2 ** rnd.randint(1 if wide else 0, 3 if wide else 30)), "f")
+            cells.append(text if k % 4 else "-" + text)
         else:  # an exact halfway point between two doubles (as many digits as it takes), then cut or nudged
             x = struct.unpack("<d", struct.pack("<Q", rnd.getrandbits(63)))[0]
             if x != x or x in (float("inf"), 0.0):

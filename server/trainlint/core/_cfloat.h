@@ -5,6 +5,7 @@
 
 #include <Python.h>
 #include <float.h>
+#include <math.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -145,12 +146,31 @@ static int eisel_lemire(const Decimal *d, double *out) {  /* no 128-bit product:
 }
 #endif
 
-/* fast_double(p, end, out): Clinger's path, else Eisel-Lemire's; 0: neither (the caller asks
- * PyOS_string_to_double). */
+/* A decimal that is exactly a double's value w / 10^k = (w / 5^k) / 2^k (k at most 27: 5^k below 2^63), with
+ * w / 5^k an integer of at most 2^53: that integer is an exact double and the power of two scales it exactly
+ * (the result is at least 2^-27: no subnormal), so this is float()'s double. Writers print float32 values so, in
+ * full (1410.0533447265625): 10% of the long cells of the real Lightning metrics.csv, on which Eisel-Lemire's
+ * rounded-down product sits just under the exact value and declines. 1: *out set. */
+static int exact_dyadic(const Decimal *d, double *out) {
+    static const uint64_t POW5[28] = {1ull, 5ull, 25ull, 125ull, 625ull, 3125ull, 15625ull, 78125ull, 390625ull,
+        1953125ull, 9765625ull, 48828125ull, 244140625ull, 1220703125ull, 6103515625ull, 30517578125ull,
+        152587890625ull, 762939453125ull, 3814697265625ull, 19073486328125ull, 95367431640625ull,
+        476837158203125ull, 2384185791015625ull, 11920928955078125ull, 59604644775390625ull,
+        298023223876953125ull, 1490116119384765625ull, 7450580596923828125ull};
+    if (d->e >= 0 || d->e < -27 || d->w % POW5[-d->e] != 0) return 0;
+    uint64_t q = d->w / POW5[-d->e];
+    if (q > ((uint64_t)1 << 53)) return 0;
+    double x = ldexp((double)q, d->e);
+    *out = d->neg ? -x : x;
+    return 1;
+}
+
+/* fast_double(p, end, out): Clinger's path, else an exact dyadic value, else Eisel-Lemire's; 0: none (the caller
+ * asks PyOS_string_to_double). */
 static int fast_double(const char *p, const char *end, double *out) {
     Decimal d;
     if (!decimal(p, end, &d)) return 0;
-    return clinger_decimal(&d, out) || eisel_lemire(&d, out);
+    return clinger_decimal(&d, out) || exact_dyadic(&d, out) || eisel_lemire(&d, out);
 }
 
 
