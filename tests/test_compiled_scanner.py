@@ -378,10 +378,10 @@ def test_both_paths_read_edited_ascii_csv_text_identically(tmp_path: Path, monke
 def test_a_growing_csv_log_cut_anywhere_is_read_identically(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A growing real CSV appended in pieces cut anywhere (mid-line, between "\r" and "\n", inside the header):
     each piece is a chunk of its own, the scanner starts at its first line (the header read, or not yet) and the
-    partial last line is read provisionally, then taken back; both paths give the same reading after every piece."""
+    partial last line is read provisionally, then taken back; both paths give the same reading after every piece.
+    Each file twice: as written, and with a non-ASCII cell mid-file (ASCII pieces read from their text, the piece
+    holding it from its list of lines, one reader's state across both)."""
     import importlib
-
-    from trainlint.readers import open_source
 
     if _compiled_reason() is not None:
         pytest.skip(_compiled_reason())
@@ -389,25 +389,38 @@ def test_a_growing_csv_log_cut_anywhere_is_read_identically(tmp_path: Path, monk
     rnd = random.Random(28)
     compared = 0
     for src in CSV_FILES:
-        data = src.read_bytes()
-        cuts = sorted({0, len(data), *(rnd.randrange(len(data)) for _ in range(12)),
-                       *[i for i in range(len(data)) if data[i:i + 1] == b"\r"][:3]})
-        tails = []
-        for pure in (False, True):
-            dst = tmp_path / f"{int(pure)}-{src.name}"
-            dst.write_bytes(b"")
-            tails.append(open_source(str(dst), "csv"))
-        for a, b in itertools.pairwise(cuts):
-            for pure, tail in zip((False, True), tails, strict=True):
-                with open(tail.path, "ab") as f:
-                    f.write(data[a:b])
-                with monkeypatch.context() as m:
-                    if pure:
-                        m.setattr(module, "CSCAN", None)
-                    tail.update()
-            _same_reading(tails[0].log, tails[1].log, f"{src} cut at {b}")
-            compared += 1
+        raw = src.read_bytes()
+        mid = raw.index(b"\n", len(raw) // 2) + 1
+        # and again with a non-ASCII cell mid-file: the pieces before and after it are ASCII text (csv_text), the
+        # piece holding it goes through the list path (csv_rows)
+        for data in (raw, raw[:mid] + "\u00b5".encode() + raw[mid:]):
+            compared += _grow_both(src, data, rnd, tmp_path, module, monkeypatch)
     print(f"csv: {compared} pieces of {len(CSV_FILES)} growing files compared")
+
+
+def _grow_both(src: Path, data: bytes, rnd: random.Random, tmp_path: Path, module: object,
+               monkeypatch: pytest.MonkeyPatch) -> int:
+    """``data`` appended in pieces to two growing files, each read after every piece, one by the compiled path and
+    one by the pure path, and compared: the number of pieces compared."""
+    from trainlint.readers import open_source
+
+    cuts = sorted({0, len(data), *(rnd.randrange(len(data)) for _ in range(12)),
+                   *[i for i in range(len(data)) if data[i:i + 1] == b"\r"][:3]})
+    tails = []
+    for pure in (False, True):
+        dst = tmp_path / f"{int(pure)}-{src.name}"
+        dst.write_bytes(b"")
+        tails.append(open_source(str(dst), "csv"))
+    for a, b in itertools.pairwise(cuts):
+        for pure, tail in zip((False, True), tails, strict=True):
+            with open(tail.path, "ab") as f:
+                f.write(data[a:b])
+            with monkeypatch.context() as m:
+                if pure:
+                    m.setattr(module, "CSCAN", None)
+                tail.update()
+        _same_reading(tails[0].log, tails[1].log, f"{src} cut at {b}")
+    return len(cuts) - 1
 
 
 def _jsonl_value(line: str) -> tuple[int, bytes, object] | None:

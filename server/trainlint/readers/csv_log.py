@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import itertools
 import math
 import re
 from array import array
@@ -95,7 +96,7 @@ class CsvReader(FormatReader):
                 i, st.rows = CSCAN.csv_rows(lines, i, first_line, st.step_col, st.wall_col, st.rows, bufs)
                 if i >= n:
                     break
-            i += self._rows((lines[j] for j in range(i, n)), first_line + i, bufs, one=CSCAN is not None)
+            i += self._rows(itertools.islice(lines, i, None), first_line + i, bufs, one=CSCAN is not None)
         self._extend(bufs)
 
     def _scan_text(self, text: str, first_line: int) -> None:
