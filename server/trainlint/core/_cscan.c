@@ -76,14 +76,15 @@ static Py_ssize_t split_row(const char *s, Py_ssize_t n, Py_ssize_t *starts, Py_
 
 #include "_cgrow.h"
 
-/* Append one row's parsed values to their columns' buffers (steps, values, lines, walls). */
+/* Append one row's parsed values to their columns' buffers (steps, values, lines, and walls when the file has a
+ * wall-time column: without one every wall is NaN, which CsvReader._extend knows without a buffer of them). */
 static int commit_row(Grow *grows, Py_ssize_t nb, const char *have, const double *vals, double step, double wall,
-                      unsigned int line) {
+                      unsigned int line, int timed) {
     for (Py_ssize_t k = 0; k < nb; k++) {
         if (!have[k]) continue;
         Grow *g = grows + 4 * k;
         if (grow_put(g, &step, sizeof step) < 0 || grow_put(g + 1, &vals[k], sizeof(double)) < 0 ||
-            grow_put(g + 2, &line, sizeof line) < 0 || grow_put(g + 3, &wall, sizeof wall) < 0)
+            grow_put(g + 2, &line, sizeof line) < 0 || (timed && grow_put(g + 3, &wall, sizeof wall) < 0))
             return -1;
     }
     return 0;
@@ -165,7 +166,7 @@ static int read_row(Rows *r, const char *s, Py_ssize_t len, long long line) {
     }
     if (line < 0 || line > UINT_MAX) return -1;  /* array('I') refuses it: Python raises */
     r->rows++;
-    if (commit_row(r->grows, r->nb, r->have, r->vals, step, wall, (unsigned int)line) < 0) {
+    if (commit_row(r->grows, r->nb, r->have, r->vals, step, wall, (unsigned int)line, r->wall_col >= 0) < 0) {
         PyErr_NoMemory();
         return -2;
     }

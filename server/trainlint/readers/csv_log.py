@@ -132,10 +132,15 @@ class CsvReader(FormatReader):
                 for s, name in zip(self._series, header, strict=True)]
 
     def _extend(self, bufs: list[_Buf | None]) -> None:
+        """The chunk's points to their series. Without a wall-time column every wall is NaN: the compiled scanner
+        buffers none (8 of the 28 bytes a point it wrote), the Python loop's are not looked at (``timed=False``);
+        a series already holding wall times (none does: this reader gives them only with a time column) would get
+        a NaN a point."""
         timed = None if self.state.wall_col >= 0 else False
         for s, buf in zip(self._series, bufs, strict=True):
             if s is not None and buf is not None and buf[0]:
-                s.extend(*buf[:4], timed=timed)
+                walls = buf[3] if timed is None or not s.walls else array("d", [math.nan]) * len(buf[0])
+                s.extend(buf[0], buf[1], buf[2], walls, timed=timed)
 
     def _rows(self, lines: Iterator[str], base: int, bufs: list[_Buf | None], one: bool) -> int:
         """The rows of ``lines`` (the first on physical line ``base``) through csv.reader (one row when ``one``: the
