@@ -15,7 +15,7 @@ PURE = os.environ.get("TRAINLINT_PURE", "") not in ("", "0")
 CORE = "server/trainlint/core/"
 # each module its own extension, built apart (either can fail alone); the float() reader and the growable
 # buffers are shared headers
-HEADERS = [f"{CORE}_cfloat.h", f"{CORE}_cgrow.h"]
+HEADERS = [f"{CORE}_cfloat.h", f"{CORE}_cpow10.h", f"{CORE}_cgrow.h"]
 MODULES = [Extension(f"trainlint.core.{name}", [f"{CORE}{name}.c"], depends=HEADERS, optional=True)
            for name in ("_cscan", "_cjsonl", "_ctext", "_clines")]
 # the judge's measurements must be the Python loops' bit for bit: no fused multiply-add where a compiler would

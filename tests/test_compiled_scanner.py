@@ -12,12 +12,15 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
 import os
 import random
+import re
 import struct
 import subprocess
 import sys
 from collections import Counter
+from decimal import Decimal
 from functools import cache
 from pathlib import Path
 
@@ -127,6 +130,88 @@ def test_a_cell_is_the_number_float_reads_or_left_to_python(cell: str) -> None:
         return
     (value,) = values
     assert struct.pack("<d", value) == struct.pack("<d", float(cell)), cell
+
+
+def pow10_rows() -> list[tuple[int, int, int]]:
+    """(q, low, high) for q in -342..308: the top 128 bits of 10^q, rounded down, normalised so the high half has its
+    top bit set: what core/_cpow10.h must hold for Eisel-Lemire's reader."""
+    rows = []
+    for q in range(-342, 309):
+        if q >= 0:
+            m = 5 ** q
+            m = m << max(0, 128 - m.bit_length()) >> max(0, m.bit_length() - 128)
+        else:
+            p5 = 5 ** -q
+            m = (1 << (p5.bit_length() + 127)) // p5  # 2^k / 5^-q with k chosen for 128 bits
+            m = m if m.bit_length() == 128 else (1 << (p5.bit_length() + 128)) // p5
+        rows.append((q, m & (2 ** 64 - 1), m >> 64))
+    return rows
+
+
+def test_the_power_of_ten_table_is_the_exact_powers_rounded_down() -> None:
+    """core/_cpow10.h holds, for every power of ten from 1e-342 to 1e308, its 128-bit mantissa rounded down: a
+    wrong row would give a wrong double for every number of that exponent that the random cells below miss."""
+    text = (ROOT / "server" / "trainlint" / "core" / "_cpow10.h").read_text()
+    held = [(int(q), int(lo, 16), int(hi, 16)) for lo, hi, q in
+            re.findall(r"\{0x([0-9A-F]{16})u, 0x([0-9A-F]{16})u\},  /\* 1e(-?\d+) \*/", text)]
+    assert held == pow10_rows()
+
+
+def _long_cells(rnd: random.Random, n: int) -> list[str]:
+    """Numbers of 17 to 19 significant digits (Eisel-Lemire's, past Clinger's 2^53) as writers print them: float32
+    values as doubles, float32 values in full (exact dyadic decimals: _cfloat.h's exact_dyadic), %.17g, 19 random
+    digits at any exponent, and the cases its checks exist for: halfway between two doubles, just off halfway,
+    next to a power of two, the largest double, the smallest normal one, subnormals, overflows."""
+    cells = []
+    for k in range(n):
+        how = k % 7
+        if how == 0:
+            cells.append(repr(float(struct.unpack("<f", struct.pack("<I", rnd.getrandbits(32)))[0])))
+        elif how == 1:
+            cells.append(f"{struct.unpack('<d', struct.pack('<Q', rnd.getrandbits(64)))[0]:.17g}")
+        elif how == 2:
+            digits = str(rnd.randrange(10 ** 16, 10 ** 19))
+            cells.append(f"{'-' if k % 4 == 2 else ''}{digits[:1]}.{digits[1:]}e{rnd.randint(-345, 310)}")
+        elif how == 3:  # a float32 value in full, its exact decimal (1410.0533447265625 = 11550757 / 2^13), or an
+            # integer of 54-56 bits over 2-8: a dyadic decimal that is not a double
+            wide = k % 3 == 0
+            q = rnd.getrandbits(rnd.randint(54, 56) if wide else rnd.randint(1, 24)) | 1
+            text = format(Decimal(q) / Decimal(2 ** rnd.randint(1 if wide else 0, 3 if wide else 30)), "f")
+            cells.append(text if k % 4 else "-" + text)
+        else:  # an exact halfway point between two doubles (as many digits as it takes), then cut or nudged
+            x = struct.unpack("<d", struct.pack("<Q", rnd.getrandbits(63)))[0]
+            if x != x or x in (float("inf"), 0.0):
+                x = 1.0
+            half = (Decimal(x) + Decimal(math.nextafter(x, math.inf))) / 2
+            text = f"{half:.40e}".replace("e+", "e")
+            mant, exp = text.split("e")
+            digits = mant.replace(".", "").rstrip("0") or "0"
+            cut = digits[:rnd.randint(17, 19)]
+            if how == 4:
+                cut = str(int(cut) + rnd.choice([-1, 1]))
+            e = int(exp) - (len(cut) - 1)
+            cells.append(f"{cut}e{e}")
+    return [*cells, "9007199254740993", "9007199254740993.0", "18446744073709551615", "9999999999999999999",
+                    "1.7976931348623157e308", "1.7976931348623159e308", "2.2250738585072014e-308",
+                    "2.2250738585072011e-308", "4.9406564584124654e-324", "1e-342", "1e-343", "1e308", "1e309",
+                    "0.30000000000000001665", "-0.0000000000000000000", "123456789012345678e-360"]
+
+
+def test_a_long_cell_is_the_double_float_reads() -> None:
+    """60,000 cells of 17 to 19 significant digits (_long_cells): each is float()'s double, bit for bit, whichever
+    of the scanner's readers took it (Eisel-Lemire's; PyOS_string_to_double for a subnormal, an overflow, a
+    halfway point Eisel-Lemire cannot tell)."""
+    if _compiled_reason() is not None:
+        pytest.skip(_compiled_reason())
+    rnd = random.Random(2028)
+    read = 0
+    for cell in _long_cells(rnd, 60000):
+        values, stop = _csv_column([cell])
+        if stop == 0:
+            continue
+        read += 1
+        assert struct.pack("<d", values[0]) == struct.pack("<d", float(cell)), cell
+    assert read == 60016, read  # every cell is a number float() reads: none is left to csv.reader
 
 
 def _read_both(path: Path, fmt: str, module: str, monkeypatch: pytest.MonkeyPatch) -> tuple[object, object]:
@@ -244,6 +329,98 @@ def test_both_paths_read_damaged_copies_of_real_logs_identically(fmt: str, files
             _same_reading(a, b, f"{src} {what}")
             compared += 1
     print(f"{fmt}: {compared} damaged copies of {len(files)} files compared")
+
+
+# What a CSV chunk's text can hold that the compiled scanner must leave to csv.reader, or read as it does: quotes
+# (a quoted cell holding a line break), a lone "\r" (a break the LSP counts), "\r\n" and "\n" mixed, blank and
+# blank-celled lines, padded, odd or empty cells, a row longer or shorter than the header.
+CSV_PIECES = ['"', '"a\nb"', '""', "\r", "\r\n", "\n", "\n\n", " ", "\t", ",", ",,", "nan", "inf", "-0", "1e5",
+              "1_0", "x", " 7 ", "0x1", "\x0c", "\x1f", "1.0000000000000000001", "\r\r\n"]
+
+
+def _edited_csv(data: bytes, rnd: random.Random) -> bytes:
+    """A real ASCII CSV with 1-6 of CSV_PIECES inserted, or one of its lines replaced, at random places."""
+    text = data.decode()
+    for _ in range(rnd.randint(1, 6)):
+        at = rnd.randrange(len(text) + 1)
+        if rnd.random() < 0.2:  # a whole line of pieces
+            at = text.rfind("\n", 0, at) + 1
+            text = text[:at] + "".join(rnd.choices(CSV_PIECES, k=rnd.randint(1, 5))) + "\r\n" + text[at:]
+        else:
+            text = text[:at] + rnd.choice(CSV_PIECES) + text[at:]
+    return text.encode()
+
+
+def test_both_paths_read_edited_ascii_csv_text_identically(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The compiled scanner walks an ASCII chunk's text itself (csv_text) and leaves a line to csv.reader, which
+    reads the row from there as split_lines splits it: 1,200 copies of the gallery's real CSVs (CRLF Lightning and
+    Keras logs, an SB3 progress.csv) and the corpus's sparse Lightning metrics.csv, each with quotes, lone "\r",
+    mixed breaks, blank lines and odd cells inserted, read by both paths: the same series (line numbers included),
+    events, problems and facts."""
+    if _compiled_reason() is not None:
+        pytest.skip(_compiled_reason())
+    sources = [*CSV_FILES, *sorted(CORPUS.glob("csv_logs/0Xero7__*metrics.csv"))]
+    rnd = random.Random(2028)
+    compared = 0
+    for src in sources:
+        raw = src.read_bytes()[:20000]
+        raw = raw[:raw.rfind(b"\n") + 1]
+        assert raw.isascii(), src  # the text path's case
+        for k in range(1200 // len(sources)):
+            p = tmp_path / src.name
+            p.write_bytes(_edited_csv(raw, rnd))
+            a, b = _read_both(p, "csv", "trainlint.readers.csv_log", monkeypatch)
+            _same_reading(a, b, f"{src} edit {k}: {p.read_bytes()!r}")
+            compared += 1
+    print(f"csv: {compared} edited copies of {len(sources)} files compared")
+
+
+def test_a_growing_csv_log_cut_anywhere_is_read_identically(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A growing real CSV appended in pieces cut anywhere (mid-line, between "\r" and "\n", inside the header):
+    each piece is a chunk of its own, the scanner starts at its first line (the header read, or not yet) and the
+    partial last line is read provisionally, then taken back; both paths give the same reading after every piece.
+    Each file twice: as written, and with a non-ASCII cell mid-file (ASCII pieces read from their text, the piece
+    holding it from its list of lines, one reader's state across both)."""
+    import importlib
+
+    if _compiled_reason() is not None:
+        pytest.skip(_compiled_reason())
+    module = importlib.import_module("trainlint.readers.csv_log")
+    rnd = random.Random(28)
+    compared = 0
+    for src in CSV_FILES:
+        raw = src.read_bytes()
+        mid = raw.index(b"\n", len(raw) // 2) + 1
+        # and again with a non-ASCII cell mid-file: the pieces before and after it are ASCII text (csv_text), the
+        # piece holding it goes through the list path (csv_rows)
+        for data in (raw, raw[:mid] + "\u00b5".encode() + raw[mid:]):
+            compared += _grow_both(src, data, rnd, tmp_path, module, monkeypatch)
+    print(f"csv: {compared} pieces of {len(CSV_FILES)} growing files compared")
+
+
+def _grow_both(src: Path, data: bytes, rnd: random.Random, tmp_path: Path, module: object,
+               monkeypatch: pytest.MonkeyPatch) -> int:
+    """``data`` appended in pieces to two growing files, each read after every piece, one by the compiled path and
+    one by the pure path, and compared: the number of pieces compared."""
+    from trainlint.readers import open_source
+
+    cuts = sorted({0, len(data), *(rnd.randrange(len(data)) for _ in range(12)),
+                   *[i for i in range(len(data)) if data[i:i + 1] == b"\r"][:3]})
+    tails = []
+    for pure in (False, True):
+        dst = tmp_path / f"{int(pure)}-{src.name}"
+        dst.write_bytes(b"")
+        tails.append(open_source(str(dst), "csv"))
+    for a, b in itertools.pairwise(cuts):
+        for pure, tail in zip((False, True), tails, strict=True):
+            with open(tail.path, "ab") as f:
+                f.write(data[a:b])
+            with monkeypatch.context() as m:
+                if pure:
+                    m.setattr(module, "CSCAN", None)
+                tail.update()
+        _same_reading(tails[0].log, tails[1].log, f"{src} cut at {b}")
+    return len(cuts) - 1
 
 
 def _jsonl_value(line: str) -> tuple[int, bytes, object] | None:

@@ -30,47 +30,147 @@ static int is_py_space(unsigned char c) {
     return c == ' ' || (c >= '\t' && c <= '\r') || (c >= 0x1c && c <= 0x1f);
 }
 
+/* The bytes split_row stops at: 1 a comma (a cell ends), 2 a byte csv.reader must read the line for (a quote, a
+ * NUL, a line break); 0 any other. One table lookup a byte instead of five comparisons. */
+static unsigned char CSVBYTE[256];
+
+static void init_csvbyte(void) {
+    CSVBYTE[(unsigned char)','] = 1;
+    CSVBYTE[(unsigned char)'"'] = CSVBYTE[0] = CSVBYTE[(unsigned char)'\r'] = CSVBYTE[(unsigned char)'\n'] = 2;
+}
+
+/* A line of one cell: 1 str.strip() leaves nothing (csv.reader's row is skipped), 0 it does not, -1 a non-ASCII
+ * byte (str.strip() knows non-ASCII spaces: let Python decide). */
+static int blank_cell(const char *s, Py_ssize_t n) {
+    int blank = 1;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c >= 0x80) return -1;
+        if (!is_py_space(c)) blank = 0;
+    }
+    return blank;
+}
+
 /* A row's cells as (offset, length) pairs; -1: the Python path reads this line, 0: csv.reader gives no row
  * to count (an empty line, or one blank cell), else the number of cells. */
 static Py_ssize_t split_row(const char *s, Py_ssize_t n, Py_ssize_t *starts, Py_ssize_t *lens) {
     if (n > MAX_LINE) return -1;
     if (n == 0) return 0;
     Py_ssize_t cells = 0, begin = 0;
-    int ascii_blank = 1;
     for (Py_ssize_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (c == '"' || c == '\0' || c == '\r' || c == '\n') return -1;
-        if (c >= 0x80) ascii_blank = -1;
-        else if (ascii_blank == 1 && !is_py_space(c)) ascii_blank = 0;
-        if (c == ',') {
-            if (cells >= MAX_CELLS - 1) return -1;
-            starts[cells] = begin;
-            lens[cells++] = i - begin;
-            begin = i + 1;
-        }
+        unsigned char k = CSVBYTE[(unsigned char)s[i]];
+        if (k == 0) continue;
+        if (k == 2 || cells >= MAX_CELLS - 1) return -1;
+        starts[cells] = begin;
+        lens[cells++] = i - begin;
+        begin = i + 1;
     }
     starts[cells] = begin;
     lens[cells++] = n - begin;
     if (cells == 1) {
-        if (ascii_blank == 1) return 0;
-        if (ascii_blank == -1) return -1;  /* str.strip() knows non-ASCII spaces: let Python decide */
+        int blank = blank_cell(s, n);
+        if (blank != 0) return blank > 0 ? 0 : -1;
     }
     return cells;
 }
 
 #include "_cgrow.h"
 
-/* Append one row's parsed values to their columns' buffers (steps, values, lines, walls). */
+/* Append one row's parsed values to their columns' buffers (steps, values, lines, and walls when the file has a
+ * wall-time column: without one every wall is NaN, which CsvReader._extend knows without a buffer of them). */
 static int commit_row(Grow *grows, Py_ssize_t nb, const char *have, const double *vals, double step, double wall,
-                      unsigned int line) {
+                      unsigned int line, int timed) {
     for (Py_ssize_t k = 0; k < nb; k++) {
         if (!have[k]) continue;
         Grow *g = grows + 4 * k;
         if (grow_put(g, &step, sizeof step) < 0 || grow_put(g + 1, &vals[k], sizeof(double)) < 0 ||
-            grow_put(g + 2, &line, sizeof line) < 0 || grow_put(g + 3, &wall, sizeof wall) < 0)
+            grow_put(g + 2, &line, sizeof line) < 0 || (timed && grow_put(g + 3, &wall, sizeof wall) < 0))
             return -1;
     }
     return 0;
+}
+
+/* What both row loops (csv_rows over a list of lines, csv_text over a chunk's text) share: the columns, where the
+ * step and wall time are, and the scratch space of one row. */
+typedef struct {
+    PyObject *bufs;
+    Py_ssize_t nb, step_col, wall_col, rows;
+    Py_ssize_t *starts, *lens;
+    double *vals;
+    char *have;
+    Grow *grows;
+} Rows;
+
+static int rows_open(Rows *r, PyObject *bufs, Py_ssize_t step_col, Py_ssize_t wall_col, Py_ssize_t rows) {
+    r->bufs = bufs;
+    r->nb = PyList_GET_SIZE(bufs);
+    r->step_col = step_col;
+    r->wall_col = wall_col;
+    r->rows = rows;
+    r->starts = PyMem_Malloc(sizeof(Py_ssize_t) * MAX_CELLS * 2);
+    r->lens = r->starts + MAX_CELLS;
+    r->vals = PyMem_Malloc(sizeof(double) * (r->nb + 1));
+    r->have = PyMem_Malloc(r->nb + 1);
+    r->grows = PyMem_Calloc(4 * r->nb + 1, sizeof(Grow));
+    if (r->starts && r->vals && r->have && r->grows) return 0;
+    PyMem_Free(r->starts);
+    PyMem_Free(r->vals);
+    PyMem_Free(r->have);
+    PyMem_Free(r->grows);
+    PyErr_NoMemory();
+    return -1;
+}
+
+/* Each column's points to its arrays (unless the loop failed: an error is set), the scratch space freed; -1: an
+ * error is set. */
+static int rows_close(Rows *r, int failed) {
+    for (Py_ssize_t k = 0; k < r->nb; k++) {
+        PyObject *buf = PyList_GET_ITEM(r->bufs, k);
+        for (int f = 0; f < 4; f++) {
+            if (!failed && buf != Py_None && grow_flush(r->grows + 4 * k + f, PyTuple_GET_ITEM(buf, f)) < 0)
+                failed = 1;
+            PyMem_Free(r->grows[4 * k + f].data);
+        }
+    }
+    PyMem_Free(r->starts);
+    PyMem_Free(r->vals);
+    PyMem_Free(r->have);
+    PyMem_Free(r->grows);
+    return failed ? -1 : 0;
+}
+
+/* One line of a row's text (s, len bytes, no line break), physical line `line`, as CsvReader._rows reads it: 1 a
+ * row (counted, its points buffered), 0 no row (csv.reader gives none, or a blank step: counted, no point), -1 the
+ * Python path reads this line (nothing changed), -2 an error is set. */
+static int read_row(Rows *r, const char *s, Py_ssize_t len, long long line) {
+    Py_ssize_t cells = split_row(s, len, r->starts, r->lens);
+    if (cells <= 0) return (int)cells;
+    Py_ssize_t *starts = r->starts, *lens = r->lens;
+    double step = (double)r->rows, wall = Py_NAN;
+    if (r->step_col >= 0 && r->step_col < cells) {
+        if (lens[r->step_col] == 0) {  /* float('') raises: the row counts, its cells are skipped */
+            r->rows++;
+            return 0;
+        }
+        if (!strict_number(s + starts[r->step_col], lens[r->step_col], &step)) return -1;
+    }
+    if (r->wall_col >= 0 && r->wall_col < cells && lens[r->wall_col] > 0 &&
+        !strict_number(s + starts[r->wall_col], lens[r->wall_col], &wall))
+        return -1;
+    Py_ssize_t upto = cells < r->nb ? cells : r->nb;
+    memset(r->have, 0, r->nb);
+    for (Py_ssize_t k = 0; k < upto; k++) {
+        if (lens[k] == 0 || PyList_GET_ITEM(r->bufs, k) == Py_None) continue;
+        if (!strict_number(s + starts[k], lens[k], &r->vals[k])) return -1;  /* _odd_cell's, in Python */
+        r->have[k] = 1;
+    }
+    if (line < 0 || line > UINT_MAX) return -1;  /* array('I') refuses it: Python raises */
+    r->rows++;
+    if (commit_row(r->grows, r->nb, r->have, r->vals, step, wall, (unsigned int)line, r->wall_col >= 0) < 0) {
+        PyErr_NoMemory();
+        return -2;
+    }
+    return 1;
 }
 
 /* csv_rows(lines, start, first_line, step_col, wall_col, rows, bufs) -> (next, rows)
@@ -83,23 +183,13 @@ static PyObject *csv_rows(PyObject *self, PyObject *args) {
     PyObject *lines, *bufs;
     Py_ssize_t start, step_col, wall_col, rows;
     long long first_line;
+    Rows r;
     if (!PyArg_ParseTuple(args, "O!nLnnnO!", &PyList_Type, &lines, &start, &first_line, &step_col, &wall_col, &rows,
-                          &PyList_Type, &bufs))
+                          &PyList_Type, &bufs) ||
+        rows_open(&r, bufs, step_col, wall_col, rows) < 0)
         return NULL;
-    Py_ssize_t nb = PyList_GET_SIZE(bufs), n = PyList_GET_SIZE(lines), j = start;
-    Py_ssize_t *starts = PyMem_Malloc(sizeof(Py_ssize_t) * MAX_CELLS * 2);
-    double *vals = PyMem_Malloc(sizeof(double) * (nb + 1));
-    char *have = PyMem_Malloc(nb + 1);
-    Grow *grows = PyMem_Calloc(4 * nb + 1, sizeof(Grow));
-    if (!starts || !vals || !have || !grows) {
-        PyMem_Free(starts);
-        PyMem_Free(vals);
-        PyMem_Free(have);
-        PyMem_Free(grows);
-        return PyErr_NoMemory();
-    }
-    Py_ssize_t *lens = starts + MAX_CELLS;
-    int failed = 0;
+    Py_ssize_t n = PyList_GET_SIZE(lines), j = start;
+    int got = 0;
     for (; j < n; j++) {
         PyObject *line = PyList_GET_ITEM(lines, j);
         if (!PyUnicode_Check(line)) break;
@@ -109,49 +199,40 @@ static PyObject *csv_rows(PyObject *self, PyObject *args) {
             PyErr_Clear();  /* a lone surrogate: csv.reader decides */
             break;
         }
-        Py_ssize_t cells = split_row(s, len, starts, lens);
-        if (cells < 0) break;
-        if (cells == 0) continue;
-        double step = (double)rows, wall = Py_NAN;
-        if (step_col >= 0 && step_col < cells) {
-            if (lens[step_col] == 0) {  /* float('') raises: the row counts, its cells are skipped */
-                rows++;
-                continue;
-            }
-            if (!strict_number(s + starts[step_col], lens[step_col], &step)) break;
-        }
-        if (wall_col >= 0 && wall_col < cells && lens[wall_col] > 0 &&
-            !strict_number(s + starts[wall_col], lens[wall_col], &wall))
-            break;
-        Py_ssize_t k, upto = cells < nb ? cells : nb;
-        memset(have, 0, nb);
-        for (k = 0; k < upto; k++) {
-            if (lens[k] == 0 || PyList_GET_ITEM(bufs, k) == Py_None) continue;
-            if (!strict_number(s + starts[k], lens[k], &vals[k])) break;
-            have[k] = 1;
-        }
-        if (k < upto) break;  /* a cell float() refuses or would strip: _odd_cell's, in Python */
-        if (first_line + j < 0 || first_line + j > UINT_MAX) break;  /* array('I') refuses it: Python raises */
-        rows++;
-        if (commit_row(grows, nb, have, vals, step, wall, (unsigned int)(first_line + j)) < 0) {
-            failed = 1;
-            PyErr_NoMemory();
-            break;
-        }
+        if ((got = read_row(&r, s, len, first_line + j)) < 0) break;
     }
-    for (Py_ssize_t k = 0; k < nb; k++) {
-        PyObject *buf = PyList_GET_ITEM(bufs, k);
-        for (int f = 0; f < 4; f++) {
-            if (!failed && buf != Py_None && grow_flush(grows + 4 * k + f, PyTuple_GET_ITEM(buf, f)) < 0) failed = 1;
-            PyMem_Free(grows[4 * k + f].data);
-        }
+    if (rows_close(&r, got == -2) < 0) return NULL;
+    return Py_BuildValue("nn", j, r.rows);
+}
+
+/* csv_text(text, pos, line, step_col, wall_col, rows, bufs) -> (pos, line, rows)
+ *
+ * csv_rows over the lines of an ASCII chunk's text itself, from offset pos (a line's start, physical line `line`):
+ * no list of lines is built, no "\r\n" rewritten. A line ends at "\n" or "\r\n"; a line holding any other "\r" (a
+ * lone one, which the LSP counts as a break: core/lines.py) is left to the Python path, as is any line csv_rows
+ * would leave. Stops at the first such line (its offset and line number) or at the end (pos == len(text)). A
+ * text that is not compact ASCII is all left to Python (pos unchanged). */
+static PyObject *csv_text(PyObject *self, PyObject *args) {
+    PyObject *text, *bufs;
+    Py_ssize_t pos, step_col, wall_col, rows;
+    long long line;
+    Rows r;
+    if (!PyArg_ParseTuple(args, "UnLnnnO!", &text, &pos, &line, &step_col, &wall_col, &rows, &PyList_Type, &bufs) ||
+        rows_open(&r, bufs, step_col, wall_col, rows) < 0)
+        return NULL;
+    Py_ssize_t n = PyUnicode_GET_LENGTH(text);
+    const char *base = PyUnicode_IS_COMPACT_ASCII(text) ? (const char *)PyUnicode_DATA(text) : NULL;
+    int got = 0;
+    while (base != NULL && pos >= 0 && pos < n) {
+        const char *s = base + pos, *nl = memchr(s, '\n', (size_t)(n - pos));
+        Py_ssize_t len = nl ? nl - s : n - pos, next = nl ? pos + len + 1 : n;
+        if (nl && len > 0 && s[len - 1] == '\r') len--;  /* "\r\n": one break */
+        if ((got = read_row(&r, s, len, line)) < 0) break;
+        pos = next;
+        line++;
     }
-    PyMem_Free(starts);
-    PyMem_Free(vals);
-    PyMem_Free(have);
-    PyMem_Free(grows);
-    if (failed) return NULL;
-    return Py_BuildValue("nn", j, rows);
+    if (rows_close(&r, got == -2) < 0) return NULL;
+    return Py_BuildValue("nLn", pos, line, r.rows);
 }
 
 /* ---- TFRecord framing, CRC-32C, scalar events ----------------------------------------------------------------- */
@@ -449,6 +530,7 @@ done:
 
 static PyMethodDef METHODS[] = {
     {"csv_rows", csv_rows, METH_VARARGS, "CsvReader.scan's loop over plain rows; stops where Python must read."},
+    {"csv_text", csv_text, METH_VARARGS, "csv_rows over an ASCII chunk's text itself, from an offset."},
     {"tf_records", tf_records, METH_VARARGS, "TensorBoardTail._decode's framing, CRCs and plain scalar events."},
     {NULL, NULL, 0, NULL},
 };
@@ -457,6 +539,7 @@ static struct PyModuleDef MODULE = {PyModuleDef_HEAD_INIT, "_cscan", "trainlint'
 
 PyMODINIT_FUNC PyInit__cscan(void) {
     init_numchar();
+    init_csvbyte();
     init_crc();
     return PyModule_Create(&MODULE);
 }

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import itertools
 import math
 import re
 from array import array
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -36,6 +38,19 @@ class _State:
 
 
 _Buf = tuple[array, array, array, array, str]
+_BREAK = re.compile(r"\r\n|\r|\n")  # core/lines.py's breaks: the LSP's
+
+
+def _lines_at(text: str, pos: int, ends: list[int]) -> Iterator[str]:
+    """The lines of ``text`` from ``pos`` (a line's start) as split_lines gives them, one at a time (csv.reader
+    stops where a row ends); ``ends`` gets, for each, the offset of the line after it."""
+    n = len(text)
+    while pos < n:
+        m = _BREAK.search(text, pos)
+        end, nxt = (m.start(), m.end()) if m else (n, n)
+        ends.append(nxt)
+        yield text[pos:end]
+        pos = nxt
 
 # One cell: quoted (quotes doubled inside) or bare. The two alternatives cannot both match a cell and
 # the runs are possessive, so a line that does not fit fails at once instead of trying 2^cells splits.
@@ -56,6 +71,14 @@ class CsvReader(FormatReader):
         self._series: list[Series | None] = []
 
     def scan(self, text: str, first_line: int) -> None:
+        if CSCAN is not None and text.isascii():  # isascii: a flag of the str, no scan
+            self._scan_text(text, first_line)
+        else:
+            self._scan_lines(text, first_line)
+
+    def _scan_lines(self, text: str, first_line: int) -> None:
+        """The chunk as a list of lines: the pure path, and a chunk with non-ASCII text (the compiled scanner reads
+        its plain rows from the list, csv_rows)."""
         st: _State = self.state
         lines = split_lines(text)
         start = 0
@@ -66,34 +89,69 @@ class CsvReader(FormatReader):
                 return
             self._header(next(csv.reader([lines[start]])))
             start += 1
-        header = st.header or []
-        # a chunk's points (steps, values, lines, walls), added to their series at its end (no call per value),
-        # and the column's name; arrays, which the compiled scanner fills a column at a time
-        bufs: list[_Buf | None] = [(array("d"), array("d"), array("I"), array("d"), name) if s is not None else None
-                                   for s, name in zip(self._series, header, strict=True)]
+        bufs = self._buffers()
         i, n = start, len(lines)
         while i < n:
             if CSCAN is not None:  # the plain rows in C; it stops at a row csv.reader and float() must read
                 i, st.rows = CSCAN.csv_rows(lines, i, first_line, st.step_col, st.wall_col, st.rows, bufs)
                 if i >= n:
                     break
-            i = self._rows(lines, i, first_line, bufs, one=CSCAN is not None)
+            i += self._rows(itertools.islice(lines, i, None), first_line + i, bufs, one=CSCAN is not None)
+        self._extend(bufs)
+
+    def _scan_text(self, text: str, first_line: int) -> None:
+        """An ASCII chunk read by the compiled scanner from its text (csv_text: no list of lines, no "\\r\\n"
+        rewritten, which were a third of the 100 MB CSV read), each row it leaves read by _rows from lines split
+        there as split_lines splits them, so both give the series _scan_lines gives."""
+        st: _State = self.state
+        pos, line, n = 0, first_line, len(text)
+        if st.header is None:
+            ends: list[int] = []
+            for k, ln in enumerate(_lines_at(text, 0, ends)):
+                if ln.strip():
+                    self._header(next(csv.reader([ln])))
+                    pos, line = ends[k], first_line + k + 1
+                    break
+            else:
+                return
+        bufs = self._buffers()
+        while pos < n:
+            pos, line, st.rows = CSCAN.csv_text(text, pos, line, st.step_col, st.wall_col, st.rows, bufs)
+            if pos >= n:
+                break
+            ends = []
+            used = self._rows(_lines_at(text, pos, ends), line, bufs, one=True)
+            pos, line = ends[used - 1], line + used
+        self._extend(bufs)
+
+    def _buffers(self) -> list[_Buf | None]:
+        """A chunk's points (steps, values, lines, walls) per column, added to their series at its end (no call
+        per value), and the column's name; arrays, which the compiled scanner fills a column at a time."""
+        header = self.state.header or []
+        return [(array("d"), array("d"), array("I"), array("d"), name) if s is not None else None
+                for s, name in zip(self._series, header, strict=True)]
+
+    def _extend(self, bufs: list[_Buf | None]) -> None:
+        """The chunk's points to their series. Without a wall-time column every wall is NaN: the compiled scanner
+        buffers none (8 of the 28 bytes a point it wrote), the Python loop's are not looked at (``timed=False``);
+        a series already holding wall times (none does: this reader gives them only with a time column) would get
+        a NaN a point."""
+        timed = None if self.state.wall_col >= 0 else False
         for s, buf in zip(self._series, bufs, strict=True):
             if s is not None and buf is not None and buf[0]:
-                s.extend(*buf[:4], timed=None if st.wall_col >= 0 else False)
+                walls = buf[3] if timed is None or not s.walls else array("d", [math.nan]) * len(buf[0])
+                s.extend(buf[0], buf[1], buf[2], walls, timed=timed)
 
-    def _rows(self, lines: list[str], start: int, first_line: int,
-              bufs: list[_Buf | None], one: bool) -> int:
-        """The rows from lines[start] on through csv.reader (one row when ``one``: the compiled scanner takes the
-        next); returns the index of the first line not read."""
+    def _rows(self, lines: Iterator[str], base: int, bufs: list[_Buf | None], one: bool) -> int:
+        """The rows of ``lines`` (the first on physical line ``base``) through csv.reader (one row when ``one``: the
+        compiled scanner takes the next); returns how many lines were read."""
         st: _State = self.state
-        base = first_line + start  # the physical line of the first row: quoted cells may hold line breaks
-        rows = csv.reader(lines[j] + "\n" for j in range(start, len(lines)))
+        rows = csv.reader(ln + "\n" for ln in lines)
         line_no = base
         for row in rows:
             row_line, line_no = line_no, base + rows.line_num
             if one and row_line > base:  # the row after the one asked for: the line count is where it starts
-                return start + (row_line - base)
+                return row_line - base
             if not row or (len(row) == 1 and not row[0].strip()):
                 continue
             spans = line_no - row_line > 1  # a quoted cell holds a line break: cells sit on later lines
@@ -127,7 +185,7 @@ class CsvReader(FormatReader):
                 buf[1].append(value)
                 buf[2].append(here)
                 buf[3].append(wall)
-        return start + rows.line_num
+        return rows.line_num
 
     def _odd_cell(self, raw: str, name: str, line: int) -> float | None:
         """A cell float() refused: padded or quoted numbers are read; blank ones are absent values; anything
