@@ -24,6 +24,12 @@
 
 #include "_cgrow.h"
 
+/* grow_put with its common case inline, room in the buffer (a macro: the compiler did not inline the function,
+ * and a value line puts seven items): 0, or -1 without memory. */
+#define put(g, item, size)                                                                           \
+    ((g)->len + (size) <= (g)->cap ? (memcpy((g)->data + (g)->len, (item), (size)), (g)->len += (size), 0) \
+                                   : grow_put((g), (item), (size)))
+
 /* ---- Coqui lines ------------------------------------------------------------------------------------------- */
 
 enum { MODE_NONE = 0, MODE_TRAIN = 1, MODE_EVAL_PENDING = 2, MODE_EVAL = 3 };
@@ -55,14 +61,25 @@ static int no_match_in(const unsigned char *s, Py_ssize_t k, Py_ssize_t e, Py_ss
     return 1;
 }
 
-static int is_word(unsigned char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
-}
+/* Byte classes, filled when the module loads (a table lookup a character: the key and number loops ran a
+ * chain of compares per byte). WORD: \\w among ASCII; NUM: num_char. */
+static unsigned char WORD[256], NUM[256];
+
+static int is_word(unsigned char c) { return WORD[c]; }
 
 /* A character of ``[^\s\x1b(]`` among ASCII; 0 for any other byte (where \\s and float() differ: the line is
  * left to the regex). */
-static int num_char(unsigned char c) {
+static int num_char_of(unsigned char c) {
     return c < 0x80 && !((c >= '\t' && c <= '\r') || (c >= 0x1c && c <= 0x1f) || c == ' ' || c == 0x1b || c == '(');
+}
+
+static int num_char(unsigned char c) { return NUM[c]; }
+
+static void init_classes(void) {
+    for (int c = 0; c < 256; c++) {
+        WORD[c] = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+        NUM[c] = (unsigned char)num_char_of((unsigned char)c);
+    }
 }
 
 /* ``(?:\x1b\[[\d;]*m)*`` from s[*k]: 0 when an escape character starts something else (the regex would fail). */
@@ -177,7 +194,8 @@ typedef struct {
 static Py_ssize_t find_key(Keys *ks, const unsigned char *p, Py_ssize_t len) {
     for (Py_ssize_t t = 0; t < ks->n; t++) {
         Py_ssize_t i = (ks->hint + t) % ks->n;
-        if (ks->lens[i] == len && memcmp(ks->names[i], p, (size_t)len) == 0) {
+        const char *name = ks->names[i];
+        if (ks->lens[i] == len && (len == 0 || (name[0] == (char)p[0] && memcmp(name, p, (size_t)len) == 0))) {
             ks->hint = i + 1;
             return i;
         }
@@ -357,8 +375,37 @@ static int saved(Scan *c, const unsigned char *s, Py_ssize_t k, Py_ssize_t e, un
     if (c->mode != MODE_TRAIN) c->mode = MODE_NONE;
     PyObject *step = known ? PyFloat_FromDouble(at) : NULL;
     if (known && step == NULL) return -1;
-    PyObject *detail = detail_of(c->sink->names[2], PyUnicode_FromStringAndSize((const char *)s + a, b - a), NULL, NULL);
+    PyObject *path = PyUnicode_FromStringAndSize((const char *)s + a, b - a);
+    PyObject *detail = detail_of(c->sink->names[2], path, NULL, NULL);
     return add_event(c, s[k + 2] == 'B' ? EV_BEST_MODEL : EV_CHECKPOINT, step, line, s + k, t - k, detail);
+}
+
+/* A value line ``| > key: value (average)`` from s[k] (``| > ``) to its end e: 1 read, 0 the Python path reads it,
+ * -1 an error. */
+static int value_row(Scan *c, const unsigned char *s, Py_ssize_t k, Py_ssize_t e, unsigned int line) {
+    Value v;
+    if (!value_line(s, e, k + 4, &v)) return 0;
+    const char *p = (const char *)s;
+    double value, avg;
+    if (c->mode == MODE_TRAIN && c->has_step) {
+        Py_ssize_t at = find_key(c->train, s + v.key, v.key_len);
+        if (at < 0 || !strict_number(p + v.num, v.num_len, &value)) return 0;
+        if (v.paren_len >= 0 && !strict_number(p + v.paren, v.paren_len, &avg)) return 0;
+        Grow *g = c->tg + 7 * at;
+        if (c->wall == c->wall) *c->timed = 1;
+        if (put(g, &c->step, 8) < 0 || put(g + 1, &value, 8) < 0 || put(g + 2, &line, 4) < 0 ||
+            put(g + 3, &c->wall, 8) < 0)
+            return -1;
+        if (v.paren_len >= 0 && (put(g + 4, &c->step, 8) < 0 || put(g + 5, &avg, 8) < 0 || put(g + 6, &line, 4) < 0))
+            return -1;
+    } else if (c->mode == MODE_EVAL && c->has_eval) {
+        Py_ssize_t at = find_key(c->eval, s + v.key, v.key_len);
+        if (at < 0 || !strict_number(p + v.num, v.num_len, &value)) return 0;
+        Grow *g = c->eg + 3 * at;
+        if (put(g, &c->eval_step, 8) < 0 || put(g + 1, &value, 8) < 0 || put(g + 2, &line, 4) < 0)
+            return -1;
+    }
+    return 1;  /* in any other mode the reader matches the line and reads nothing from it */
 }
 
 /* One line s[i:e] (no break in it): 1 read, 0 the Python path reads it, -1 an error. */
@@ -369,6 +416,9 @@ static int coqui_line(Scan *c, const unsigned char *s, Py_ssize_t i, Py_ssize_t 
     Py_ssize_t k = i;
     while (k < e && (s[k] == ' ' || s[k] == '\t' || s[k] == 0x1b))
         if (s[k] == 0x1b ? !skip_escapes(s, e, &k) : (k++, 0)) return 0;
+    /* six lines in eight: no match can start in the prefix (blanks, colour codes), and one can at k */
+    if (e - k >= 4 && s[k] == '|' && s[k + 1] == ' ' && s[k + 2] == '>' && s[k + 3] == ' ')
+        return value_row(c, s, k, e, line);
     if (no_match_in(s, i, e, i)) return 1;  /* blank, colour codes, a path, text: no match, nothing read */
     if (e - k >= 12 && memcmp(s + k, "> TRAINING (", 12) == 0) {
         if (!no_match_in(s, k + 12, e, -1)) return 0;
@@ -423,30 +473,7 @@ static int coqui_line(Scan *c, const unsigned char *s, Py_ssize_t i, Py_ssize_t 
             return -1;
         return put_op(c, 2, Py_BuildValue("(id)", 2, c->eval_step));
     }
-    Value v;
-    if (e - k < 4 || memcmp(s + k, "| > ", 4) != 0 || !value_line(s, e, k + 4, &v)) return 0;
-    const char *p = (const char *)s;
-    double value, avg;
-    if (c->mode == MODE_TRAIN && c->has_step) {
-        Py_ssize_t at = find_key(c->train, s + v.key, v.key_len);
-        if (at < 0 || !strict_number(p + v.num, v.num_len, &value)) return 0;
-        if (v.paren_len >= 0 && !strict_number(p + v.paren, v.paren_len, &avg)) return 0;
-        Grow *g = c->tg + 7 * at;
-        if (c->wall == c->wall) *c->timed = 1;
-        if (grow_put(g, &c->step, 8) < 0 || grow_put(g + 1, &value, 8) < 0 || grow_put(g + 2, &line, 4) < 0 ||
-            grow_put(g + 3, &c->wall, 8) < 0)
-            return -1;
-        if (v.paren_len >= 0 &&
-            (grow_put(g + 4, &c->step, 8) < 0 || grow_put(g + 5, &avg, 8) < 0 || grow_put(g + 6, &line, 4) < 0))
-            return -1;
-    } else if (c->mode == MODE_EVAL && c->has_eval) {
-        Py_ssize_t at = find_key(c->eval, s + v.key, v.key_len);
-        if (at < 0 || !strict_number(p + v.num, v.num_len, &value)) return 0;
-        Grow *g = c->eg + 3 * at;
-        if (grow_put(g, &c->eval_step, 8) < 0 || grow_put(g + 1, &value, 8) < 0 || grow_put(g + 2, &line, 4) < 0)
-            return -1;
-    }
-    return 1;  /* in any other mode the reader matches the line and reads nothing from it */
+    return 0;
 }
 
 /* Past the rest of a line the previous match ended in, when nothing on it could start another: its end. */
@@ -555,5 +582,6 @@ static struct PyModuleDef MODULE = {PyModuleDef_HEAD_INIT, "_ctext", "trainlint'
 
 PyMODINIT_FUNC PyInit__ctext(void) {
     init_numchar();
+    init_classes();
     return PyModule_Create(&MODULE);
 }
