@@ -220,6 +220,16 @@ static const char *value_at(const char *p, const char *end, Col *c, Py_ssize_t r
     return q;
 }
 
+/* The key at this position in the previous row when the string at p (after its opening quote) is that key, closed
+ * by a quote (its characters were checked when it was first seen: no escape, no control character, no quote); -1
+ * otherwise. Most lines have the same keys in the same order: their keys need no scan for their end. */
+static Py_ssize_t expected_key(Table *t, const char *p, const char *end, Py_ssize_t pos) {
+    if (pos >= t->norder) return -1;
+    Col *c = &t->cols[t->order[pos]];
+    if (end - p <= c->len || p[c->len] != '"' || memcmp(c->name, p, (size_t)c->len) != 0) return -1;
+    return t->order[pos];
+}
+
 /* Python's str.strip() whitespace among ASCII characters. */
 static int is_py_space(unsigned char c) { return c == ' ' || (c >= '\t' && c <= '\r') || (c >= 0x1c && c <= 0x1f); }
 
@@ -234,9 +244,10 @@ static int parse_row(Table *t, const char *s, Py_ssize_t n, Py_ssize_t r) {
     if (p < end && *p == '}') return p + 1 == end ? 0 : 1;
     for (Py_ssize_t pos = 0;; pos++) {
         if (p >= end || *p != '"') return 1;
-        const char *q = string_end(p + 1, end);
+        Py_ssize_t k = expected_key(t, p + 1, end, pos);
+        const char *q = k >= 0 ? p + 1 + t->cols[k].len : string_end(p + 1, end);
         if (q == NULL) return 1;
-        Py_ssize_t k = col_of(t, p + 1, q - p - 1, pos);
+        if (k < 0) k = col_of(t, p + 1, q - p - 1, pos);
         if (k == -2) return -1;
         if (k < 0) return 1;
         Col *c = &t->cols[k];
