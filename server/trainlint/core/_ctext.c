@@ -296,6 +296,7 @@ static int sink_keys(Sink *k, int w, PyObject *list) {
 /* The scanner's state across lines: what the Python reader's _State would hold. */
 typedef struct {
     int mode, has_step, has_eval;
+    int has_cr;           /* the text holds a carriage return (0: no line needs looking for one) */
     PyObject *ops;        /* the state the reader takes over: the last step header, epoch, evaluation read */
     Py_ssize_t at[3];     /* the index in ops of each (-1: none yet), in the order each first came */
     PyObject *events;     /* the log's events: the scanner appends the epochs, evaluations, saved models */
@@ -417,7 +418,7 @@ static int value_row(Scan *c, const unsigned char *s, Py_ssize_t k, Py_ssize_t e
 /* One line s[i:e] (no break in it): 1 read, 0 the Python path reads it, -1 an error. */
 static int coqui_line(Scan *c, const unsigned char *s, Py_ssize_t i, Py_ssize_t e, Py_ssize_t n,
                       unsigned int line) {
-    const unsigned char *cr = memchr(s + i, '\r', (size_t)(e - i));
+    const unsigned char *cr = c->has_cr ? memchr(s + i, '\r', (size_t)(e - i)) : NULL;
     if (cr != NULL && !(cr == s + e - 1 && e < n)) return 0;  /* a lone \r is a line break to count_breaks */
     Py_ssize_t k = i;
     while (k < e && (s[k] == ' ' || s[k] == '\t' || s[k] == 0x1b))
@@ -490,7 +491,7 @@ static Py_ssize_t rest_of_line(const unsigned char *s, Py_ssize_t i, Py_ssize_t 
 }
 
 /* coqui_lines(text, pos, line, mode, has_step, step, wall, has_eval, eval_step, local, total, train_keys,
- *             eval_keys, sink, events) -> (pos, line, mode, ops)
+ *             eval_keys, sink, events, has_cr=True) -> (pos, line, mode, ops)
  *
  * CoquiReader's loop from text[pos] (line number ``line``; the rest: its _State) over the lines it can read:
  * value lines of known keys (their points kept in the sink: coqui_flush), step headers, epochs, evaluation
@@ -500,16 +501,18 @@ static Py_ssize_t rest_of_line(const unsigned char *s, Py_ssize_t i, Py_ssize_t 
  * _evaluation and _saved make them (a Python call each was most of the reader's time left). ops: the state the
  * reader takes over, at most one of each, in the order each kind first came (the log's facts are set in that
  * order): (0, local, total, global step, wall) the last step header, (1, epoch, of) the last epoch, (2, eval
- * step) the last evaluation. A text that is not one byte a character is left to the Python path whole. */
+ * step) the last evaluation. A text that is not one byte a character is left to the Python path whole. has_cr
+ * False: the caller knows the text holds no carriage return (a memchr a line saved). */
 static PyObject *coqui_lines(PyObject *self, PyObject *args) {
     PyObject *text, *tkeys, *ekeys, *capsule;
     Py_ssize_t pos;
     long long line;
     Scan c;
     memset(&c, 0, sizeof c);
-    if (!PyArg_ParseTuple(args, "UnLipddpdLLO!O!OO!", &text, &pos, &line, &c.mode, &c.has_step, &c.step, &c.wall,
+    c.has_cr = 1;
+    if (!PyArg_ParseTuple(args, "UnLipddpdLLO!O!OO!|p", &text, &pos, &line, &c.mode, &c.has_step, &c.step, &c.wall,
                           &c.has_eval, &c.eval_step, &c.local, &c.total, &PyList_Type, &tkeys, &PyList_Type, &ekeys,
-                          &capsule, &PyList_Type, &c.events))
+                          &capsule, &PyList_Type, &c.events, &c.has_cr))
         return NULL;
     c.at[0] = c.at[1] = c.at[2] = -1;
     Sink *k = PyCapsule_GetPointer(capsule, "trainlint.coqui_sink");

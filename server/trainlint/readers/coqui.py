@@ -222,7 +222,7 @@ class CoquiReader(FormatReader):
             line += count_breaks(text, last, pos) if has_cr else count("\n", last, pos)
             pos, line, mode, ops = lines(text, pos, line, _MODES.index(st.mode), st.step is not None, st.step or 0.0,
                                          st.wall, st.eval_step is not None, st.eval_step or 0.0, st.local, st.total,
-                                         tkeys, ekeys, sink, self.log.events)
+                                         tkeys, ekeys, sink, self.log.events, has_cr)
             if ops:
                 self._take_over(ops)
             last, st.mode = pos, _MODES[mode]
