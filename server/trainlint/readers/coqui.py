@@ -171,6 +171,7 @@ class CoquiReader(FormatReader):
         self.log.events.append(_ev(EventKind.EPOCH, start, line, text, epoch=epoch, of=of))
 
     def _epoch_state(self, epoch: int, of: int) -> None:
+        """What an epoch line leaves besides its event: the compiled scanner makes the event itself."""
         self.state.epoch = epoch
         self.log.facts["epoch"] = epoch
         self.log.facts["planned_epochs"] = of

@@ -392,7 +392,8 @@ _NULL_KINDS = bytes([0, 3])
 class _Cols:
     """A batch as the compiled scanner read it: per key, a kind and a double per line (``_cjsonl.columns``)."""
 
-    def __init__(self, n: int, keys: list[str], kinds: list[bytes], values: list[bytes], others: list[list[Any]]):
+    def __init__(self, n: int, keys: list[str], kinds: list[bytes], values: list[bytes],
+                 others: list[list[Any] | None]) -> None:
         self.n = n
         self.index = {k: i for i, k in enumerate(keys)}
         self.kinds, self.values, self.others = kinds, values, others
