@@ -510,6 +510,105 @@ def test_no_blank_is_every_line_kept_by_strip(lines: list[str]) -> None:
     assert accel.CJSONL.no_blank(lines) is all(line.strip() for line in lines), lines
 
 
+_LINE_PART = st.sampled_from([
+    '{"step": 1, "loss": 0.5, "lr": 1e-05, "t": "0:03:29"}', '{"step": 2, "loss": null, "lr": 2.60072200469752e-11}',
+    '{"step": 3, "ok": true, "epoch": 0.0}', '{"step": 4, "x": "nan", "y": -0}', '{"step":5,"loss":NaN}',
+    '{"step": 6, "loss": [1]}', '{"step": 7, "t": "\\u00e9"}', '{"step": 8, "t": "\u00e9"}', "{}", "", "  ", "\x0c",
+    '{"step": 9, "loss": 0.25}  ', ' {"epoch": 1, "total_steps": 9}', "not json", '{"step": 10, "step": 11}'])
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.lists(st.tuples(_LINE_PART, st.sampled_from(["\n", "\n", "\n", "\r\n", "\r", ""])), max_size=12),
+       st.integers(min_value=1, max_value=6), st.integers(min_value=0, max_value=3))
+def test_columns_text_reads_the_lines_columns_reads_in_place(parts: list[tuple[str, str]], most: int,
+                                                            start: int) -> None:
+    """The JSONL scanner reading a chunk's text where it is (columns_text) gives what columns() gives for the same
+    lines split and stripped as the reader splits and strips them (split_lines, str.strip), with their line
+    numbers and where they end; it reads nothing (None) when a line of the batch is blank or holds a carriage
+    return (the reader's split reads those), so what it reads is always a range of lines. The keys the reader
+    never reads a value of (``skip``) keep no strings or booleans, and odd_rows() is objects() where a line
+    holds no number."""
+    if _compiled_reason("jsonl") is not None:
+        pytest.skip(_compiled_reason("jsonl"))
+    from array import array
+
+    from trainlint.core import accel
+    from trainlint.core.lines import split_lines
+
+    text = "".join(line + brk for line, brk in parts)
+    pos = len(split_lines(text)[0]) + 1 if start and text and "\r" not in text.split("\n")[0] else 0
+    skip = {"t", "epoch"}
+    got = accel.CJSONL.columns_text(text, pos, 40, most, skip)
+    if got is None:
+        rest = split_lines(text[pos:])[:most]
+        assert not rest or not all(line.strip() for line in rest) or "\r" in text[pos:] or \
+            accel.CJSONL.columns([line.strip() for line in rest], skip) is None or not text.isascii(), text
+        return
+    end, numbers, table = got
+    lines = split_lines(text[pos:end])
+    assert lines == split_lines(text[pos:])[:most] and (end == len(text) or len(lines) == most), (text, end)
+    assert "\r" not in text[pos:end] and all(line.strip() for line in lines), text
+    assert list(array("I", numbers)) == list(range(40, 40 + len(lines)))
+    assert table == accel.CJSONL.columns([line.strip() for line in lines], skip), text
+    keys, kinds, values, others = table
+    full = accel.CJSONL.columns(lines)
+    for k, kd, vs, os_ in zip(keys, kinds, values, others, strict=True):
+        assert (os_ is None) is (k in skip)
+        objs = accel.CJSONL.objects(kd, vs, full[3][full[0].index(k)], None)
+        odd = [(i, v) for i, v in enumerate(objs) if kd[i] not in (1, 2)]
+        if os_ is not None:
+            assert accel.CJSONL.odd_rows(kd, os_, None) == odd, text
+
+
+def _jsonl_variants(data: bytes, rnd: random.Random) -> list[tuple[str, bytes]]:
+    """A real JSONL log as it is and with one line changed where the compiled text scanner must stop and the split
+    read it: a blank line, Windows line ends from there on, a lone carriage return, a non-ASCII character, a
+    nested value, a line that is not JSON."""
+    lines = data.split(b"\n")
+    out = [("as written", data)]
+    for what in ("blank", "crlf", "lone cr", "non-ascii", "nested", "not json"):
+        k = rnd.randrange(1, max(2, len(lines) - 1))
+        ls = list(lines)
+        if what == "blank":
+            ls.insert(k, b"   ")
+        elif what == "crlf":
+            ls[k:] = [line + b"\r" for line in ls[k:-1]] + ls[-1:]
+        elif what == "lone cr":
+            ls[k] = ls[k].replace(b", ", b",\r ", 1)
+        elif what == "non-ascii":
+            ls[k] = ls[k].replace(b"{", '{"note": "\u00e9t\u00e9", '.encode(), 1)
+        elif what == "nested":
+            ls[k] = ls[k].replace(b"{", b'{"nested": {"a": 1}, ', 1)
+        else:
+            ls[k] = ls[k][: len(ls[k]) // 2]
+        out.append((f"{what} at line {k + 1}", b"\n".join(ls)))
+    return out
+
+
+@pytest.mark.parametrize("batch", [3, 7, 8192])
+def test_jsonl_batches_the_text_scanner_leaves_are_read_identically(batch: int, tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """The compiled scanner reads a chunk's batches in its text until one it must leave (a blank line, a carriage
+    return, non-ASCII text, a line json.loads must read); the reader splits the rest and reads it from that
+    batch on: with batches of 3, 7 and 8,192 lines (a switch inside the chunk, at a batch's first line, or
+    none), every real JSONL log and its variants give both paths the same series, events, problems and facts."""
+    if _compiled_reason("jsonl") is not None:
+        pytest.skip(_compiled_reason("jsonl"))
+    import importlib
+
+    monkeypatch.setattr(importlib.import_module("trainlint.readers.jsonl"), "BATCH", batch)
+    rnd = random.Random(batch)
+    compared = 0
+    for src in JSONL_FILES:
+        for what, data in _jsonl_variants(src.read_bytes(), rnd):
+            p = tmp_path / src.name
+            p.write_bytes(data)
+            a, b = _read_both(p, "jsonl", "trainlint.readers.jsonl", monkeypatch)
+            _same_reading(a, b, f"{src} {what}, batches of {batch}")
+            compared += 1
+    print(f"jsonl: {compared} variants of {len(JSONL_FILES)} files compared, batches of {batch}")
+
+
 def test_a_growing_jsonl_log_cut_mid_line_is_read_identically(tmp_path: Path,
                                                                monkeypatch: pytest.MonkeyPatch) -> None:
     """A growing real JSONL log, appended in pieces that end mid-line (the partial last line is read

@@ -64,8 +64,12 @@ def _scan_value(cell: str) -> tuple[int, list[float], list[float]]:
 
     text = f"     | > x: {cell}  ({cell})\n"
     bufs = [tuple(array(t) for t in "ddIdddI")]
-    sink = accel.CTEXT.coqui_sink()
-    pos, _, _, _ = accel.CTEXT.coqui_lines(text, 0, 1, 1, True, 5.0, float("nan"), False, 0.0, 0, 0, ["x"], [], sink)
+    from trainlint.core.model import Event
+    from trainlint.readers.coqui import _SCANNED
+
+    sink = accel.CTEXT.coqui_sink(Event, _SCANNED)
+    pos, _, _, _ = accel.CTEXT.coqui_lines(text, 0, 1, 1, True, 5.0, float("nan"), False, 0.0, 0, 0, ["x"], [], sink,
+                                           [])
     accel.CTEXT.coqui_flush(sink, bufs, [])
     return pos, list(bufs[0][1]), list(bufs[0][5])
 
@@ -205,6 +209,33 @@ def test_chunks_carry_the_mode_and_step_across(monkeypatch: pytest.MonkeyPatch) 
                     reader.scan(tail, cut + 1)
                     logs.append(log)
             _same_reading(*logs, f"text {k} cut at line {cut}: {text!r}")
+
+
+def _facts(log: object) -> list[tuple[str, object]]:
+    return [(k, "nan" if v != v else v) for k, v in log.facts.items()]  # type: ignore[attr-defined]
+
+
+def test_events_and_facts_come_as_the_regex_path_makes_them(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The compiled scanner makes the epochs, evaluations and saved models it reads itself and hands back only the
+    state they leave (the last step header, epoch, evaluation of a call): 1,000 texts of whole epochs and every
+    real Coqui log give both paths the same events, each an Event with the same fields and types (a step a float,
+    a line an int, the detail's keys in order), and the log's facts with the same values in the same order."""
+    if _ctext_reason() is not None:
+        pytest.skip(_ctext_reason())
+    r = random.Random(11)
+    p = tmp_path / "trainer_0_log.txt"
+    texts = [("epochs", _epochs(r)) for _ in range(1000)]
+    texts += [(str(f), f.read_text("utf-8", "replace")) for f in COQUI_FILES if f.is_file()]
+    compared = 0
+    for what, text in texts:
+        p.write_bytes(text.encode("utf-8", "surrogatepass"))
+        a, b = _read_both(p, monkeypatch)
+        assert _facts(a) == _facts(b), what
+        assert [(type(e.step), type(e.line), list(e.detail)) for e in a.events] == \
+            [(type(e.step), type(e.line), list(e.detail)) for e in b.events], what
+        _same_reading(a, b, what)
+        compared += len(a.events)
+    assert compared > 1000, compared
 
 
 @pytest.mark.corpus

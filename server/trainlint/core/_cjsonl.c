@@ -7,6 +7,8 @@
  * escape in a string, a non-ASCII character, a nested value, a duplicate key, a long integer, anything json.loads
  * would refuse) makes it return None for the whole batch, and the reader decodes that
  * batch with json.loads as it always did: both paths give identical series (tests/test_compiled_scanner.py).
+ * columns_text() reads the lines where they are in the chunk's text (splitting it into a str a line was a tenth of
+ * the read), and keeps no str for a key the reader never reads a value of (its ``skip``: elapsed times, ETAs).
  *
  * Numbers are read as json.loads reads them: an integer literal is an int (so "-0" is 0), a literal with a point
  * or an exponent is float() of its text (json's scanner calls PyFloat_FromString), bit for bit; the constants NaN,
@@ -53,6 +55,8 @@ typedef struct {
     char *kinds;
     double *values;
     PyObject *others;  /* list, created on the first string or boolean */
+    PyObject *key;     /* the key as a str, made when the column is */
+    int skip;          /* a key the reader never reads a value of (``skip``): its strings and booleans not kept */
     Py_ssize_t seen;   /* the last row that held the key: a second time in one row is a duplicate key */
 } Col;
 
@@ -61,6 +65,7 @@ typedef struct {
     Py_ssize_t ncols, rows;
     Py_ssize_t *order; /* the key index at each position of the previous row: the next row's first guess */
     Py_ssize_t norder;
+    PyObject *skip;    /* a set of keys whose strings and booleans are not kept, or NULL */
 } Table;
 
 static void table_free(Table *t) {
@@ -68,6 +73,7 @@ static void table_free(Table *t) {
         PyMem_Free(t->cols[k].kinds);
         PyMem_Free(t->cols[k].values);
         Py_XDECREF(t->cols[k].others);
+        Py_XDECREF(t->cols[k].key);
     }
     PyMem_Free(t->cols);
     PyMem_Free(t->order);
@@ -75,9 +81,10 @@ static void table_free(Table *t) {
 
 /* The column of key s[0:n], created on first sight; -1: too many keys or no memory (-2, error set). */
 static Py_ssize_t col_of(Table *t, const char *s, Py_ssize_t n, Py_ssize_t pos) {
-    if (pos < t->norder) {
+    if (pos < t->norder) {  /* the key at this position in the previous row: most lines have the same keys */
         Col *c = &t->cols[t->order[pos]];
-        if (c->len == n && memcmp(c->name, s, (size_t)n) == 0) return t->order[pos];
+        if (c->len == n && (n == 0 || (c->name[0] == s[0] && memcmp(c->name, s, (size_t)n) == 0)))
+            return t->order[pos];
     }
     for (Py_ssize_t k = 0; k < t->ncols; k++)
         if (t->cols[k].len == n && memcmp(t->cols[k].name, s, (size_t)n) == 0) return k;
@@ -89,10 +96,13 @@ static Py_ssize_t col_of(Table *t, const char *s, Py_ssize_t n, Py_ssize_t pos) 
     c->seen = -1;
     c->kinds = PyMem_Calloc((size_t)t->rows, 1);
     c->values = PyMem_Malloc((size_t)t->rows * sizeof(double));
-    if (c->kinds == NULL || c->values == NULL) {
+    c->key = PyUnicode_FromStringAndSize(s, n);
+    c->skip = c->key == NULL || t->skip == NULL ? 0 : PySet_Contains(t->skip, c->key);
+    if (c->kinds == NULL || c->values == NULL || c->key == NULL || c->skip < 0) {
         PyMem_Free(c->kinds);
         PyMem_Free(c->values);
-        PyErr_NoMemory();
+        Py_XDECREF(c->key);
+        if (!PyErr_Occurred()) PyErr_NoMemory();
         return -2;
     }
     for (Py_ssize_t i = 0; i < t->rows; i++) c->values[i] = Py_NAN;
@@ -149,6 +159,8 @@ static const char *value_at(const char *p, const char *end, Col *c, Py_ssize_t r
     if (*p == '"') {
         const char *q = string_end(p + 1, end);
         if (q == NULL) return NULL;
+        c->kinds[r] = K_STR;
+        if (c->skip) return q + 1;
         PyObject *s = PyUnicode_FromStringAndSize(p + 1, q - p - 1);
         if (s == NULL || (c->others == NULL && (c->others = PyList_New(0)) == NULL) ||
             PyList_Append(c->others, s) < 0) {
@@ -157,17 +169,18 @@ static const char *value_at(const char *p, const char *end, Col *c, Py_ssize_t r
             return NULL;
         }
         Py_DECREF(s);
-        c->kinds[r] = K_STR;
         return q + 1;
     }
-    if (end - p >= 4 && memcmp(p, "null", 4) == 0) {
+    if (*p == 'n') {
+        if (end - p < 4 || memcmp(p, "null", 4) != 0) return NULL;
         c->kinds[r] = K_NULL;
         return p + 4;
     }
-    int truth = end - p >= 4 && memcmp(p, "true", 4) == 0;
-    if (truth || (end - p >= 5 && memcmp(p, "false", 5) == 0)) {
-        if ((c->others == NULL && (c->others = PyList_New(0)) == NULL) ||
-            PyList_Append(c->others, truth ? Py_True : Py_False) < 0) {
+    if (*p == 't' || *p == 'f') {
+        int truth = *p == 't';
+        if (truth ? end - p < 4 || memcmp(p, "true", 4) != 0 : end - p < 5 || memcmp(p, "false", 5) != 0) return NULL;
+        if (!c->skip && ((c->others == NULL && (c->others = PyList_New(0)) == NULL) ||
+                         PyList_Append(c->others, truth ? Py_True : Py_False) < 0)) {
             *err = 1;
             return NULL;
         }
@@ -175,17 +188,20 @@ static const char *value_at(const char *p, const char *end, Col *c, Py_ssize_t r
         return p + (truth ? 4 : 5);
     }
     /* json.loads's constants (writers' allow_nan): NaN and the infinities, the floats float() gives for them. */
-    static const struct {
-        const char *text;
-        Py_ssize_t len;
-        int sign;
-    } CONSTANTS[] = {{"NaN", 3, 0}, {"Infinity", 8, 1}, {"-Infinity", 9, -1}};
-    for (int k = 0; k < 3; k++) {
-        if (end - p >= CONSTANTS[k].len && memcmp(p, CONSTANTS[k].text, (size_t)CONSTANTS[k].len) == 0) {
-            c->values[r] = CONSTANTS[k].sign == 0 ? Py_NAN : CONSTANTS[k].sign * Py_HUGE_VAL;
-            c->kinds[r] = K_FLOAT;
-            return p + CONSTANTS[k].len;
+    if (*p == 'N' || *p == 'I' || (*p == '-' && end - p > 1 && p[1] == 'I')) {
+        static const struct {
+            const char *text;
+            Py_ssize_t len;
+            int sign;
+        } CONSTANTS[] = {{"NaN", 3, 0}, {"Infinity", 8, 1}, {"-Infinity", 9, -1}};
+        for (int k = 0; k < 3; k++) {
+            if (end - p >= CONSTANTS[k].len && memcmp(p, CONSTANTS[k].text, (size_t)CONSTANTS[k].len) == 0) {
+                c->values[r] = CONSTANTS[k].sign == 0 ? Py_NAN : CONSTANTS[k].sign * Py_HUGE_VAL;
+                c->kinds[r] = K_FLOAT;
+                return p + CONSTANTS[k].len;
+            }
         }
+        return NULL;
     }
     int is_int = 0;
     const char *q = number_end(p, end, &is_int);
@@ -204,6 +220,16 @@ static const char *value_at(const char *p, const char *end, Col *c, Py_ssize_t r
     return q;
 }
 
+/* The key at this position in the previous row when the string at p (after its opening quote) is that key, closed
+ * by a quote (its characters were checked when it was first seen: no escape, no control character, no quote); -1
+ * otherwise. Most lines have the same keys in the same order: their keys need no scan for their end. */
+static Py_ssize_t expected_key(Table *t, const char *p, const char *end, Py_ssize_t pos) {
+    if (pos >= t->norder) return -1;
+    Col *c = &t->cols[t->order[pos]];
+    if (end - p <= c->len || p[c->len] != '"' || memcmp(c->name, p, (size_t)c->len) != 0) return -1;
+    return t->order[pos];
+}
+
 /* Python's str.strip() whitespace among ASCII characters. */
 static int is_py_space(unsigned char c) { return c == ' ' || (c >= '\t' && c <= '\r') || (c >= 0x1c && c <= 0x1f); }
 
@@ -218,9 +244,10 @@ static int parse_row(Table *t, const char *s, Py_ssize_t n, Py_ssize_t r) {
     if (p < end && *p == '}') return p + 1 == end ? 0 : 1;
     for (Py_ssize_t pos = 0;; pos++) {
         if (p >= end || *p != '"') return 1;
-        const char *q = string_end(p + 1, end);
+        Py_ssize_t k = expected_key(t, p + 1, end, pos);
+        const char *q = k >= 0 ? p + 1 + t->cols[k].len : string_end(p + 1, end);
         if (q == NULL) return 1;
-        Py_ssize_t k = col_of(t, p + 1, q - p - 1, pos);
+        if (k < 0) k = col_of(t, p + 1, q - p - 1, pos);
         if (k == -2) return -1;
         if (k < 0) return 1;
         Col *c = &t->cols[k];
@@ -251,11 +278,11 @@ static PyObject *table_result(Table *t) {
     if (keys == NULL || kinds == NULL || values == NULL || others == NULL) goto fail;
     for (Py_ssize_t k = 0; k < t->ncols; k++) {
         Col *c = &t->cols[k];
-        PyObject *key = PyUnicode_FromStringAndSize(c->name, c->len);
+        PyObject *key = Py_NewRef(c->key);
         PyObject *kd = PyBytes_FromStringAndSize(c->kinds, t->rows);
         PyObject *vs = PyBytes_FromStringAndSize((const char *)c->values, t->rows * (Py_ssize_t)sizeof(double));
-        PyObject *os = c->others ? c->others : PyList_New(0);
-        c->others = NULL;
+        PyObject *os = c->skip ? Py_NewRef(Py_None) : c->others ? c->others : PyList_New(0);
+        if (!c->skip) c->others = NULL;
         if (key == NULL || kd == NULL || vs == NULL || os == NULL) {
             Py_XDECREF(key);
             Py_XDECREF(kd);
@@ -277,24 +304,35 @@ fail:
     return NULL;
 }
 
-/* columns(raws) -> (keys, kinds, values, others) | None
- *
- * raws: the batch's non-blank lines (stripped or not: the scanner strips an ASCII line as str.strip() does). keys: the keys in the order they first appear (the first line's
- * keys first, in its order); kinds[k]: bytes, one K_* per line; values[k]: the lines' numbers as native doubles
- * (NaN where the line holds no number); others[k]: the str and bool values of the key, in line order. None: a line
- * is not a plain flat object, the batch is json.loads's. */
-static PyObject *columns(PyObject *self, PyObject *args) {
-    PyObject *raws;
-    if (!PyArg_ParseTuple(args, "O!", &PyList_Type, &raws)) return NULL;
-    Table t = {0};
-    t.rows = PyList_GET_SIZE(raws);
-    t.cols = PyMem_Calloc(MAX_KEYS, sizeof(Col));
-    t.order = PyMem_Calloc(MAX_KEYS, sizeof(Py_ssize_t));
-    if (t.cols == NULL || t.order == NULL) {
-        PyMem_Free(t.cols);
-        PyMem_Free(t.order);
-        return PyErr_NoMemory();
+/* A table for a batch of ``rows`` lines; -1 (error set) without memory. */
+static int table_init(Table *t, Py_ssize_t rows, PyObject *skip) {
+    memset(t, 0, sizeof *t);
+    t->rows = rows;
+    t->skip = skip == Py_None ? NULL : skip;
+    t->cols = PyMem_Calloc(MAX_KEYS, sizeof(Col));
+    t->order = PyMem_Calloc(MAX_KEYS, sizeof(Py_ssize_t));
+    if (t->cols == NULL || t->order == NULL) {
+        PyMem_Free(t->cols);
+        PyMem_Free(t->order);
+        PyErr_NoMemory();
+        return -1;
     }
+    return 0;
+}
+
+/* columns(raws, skip=None) -> (keys, kinds, values, others) | None
+ *
+ * raws: the batch's non-blank lines (stripped or not: the scanner strips an ASCII line as str.strip() does).
+ * keys: the keys in the order they first appear (the first line's keys first, in its order); kinds[k]: bytes, one
+ * K_* per line; values[k]: the lines' numbers as native doubles (NaN where the line holds no number); others[k]:
+ * the str and bool values of the key, in line order, or None for a key in the set ``skip`` (the reader never reads
+ * those values: no str is made for them). None: a line is not a plain flat object, the batch is json.loads's. */
+static PyObject *columns(PyObject *self, PyObject *args) {
+    PyObject *raws, *skip = Py_None;
+    if (!PyArg_ParseTuple(args, "O!|O", &PyList_Type, &raws, &skip)) return NULL;
+    if (skip != Py_None && !PyAnySet_Check(skip)) return PyErr_Format(PyExc_TypeError, "skip: a set or None");
+    Table t;
+    if (table_init(&t, PyList_GET_SIZE(raws), skip) < 0) return NULL;
     int rc = 0;
     for (Py_ssize_t r = 0; r < t.rows && rc == 0; r++) {
         PyObject *raw = PyList_GET_ITEM(raws, r);
@@ -306,6 +344,70 @@ static PyObject *columns(PyObject *self, PyObject *args) {
     }
     PyObject *out = rc < 0 ? NULL : rc > 0 ? Py_NewRef(Py_None) : table_result(&t);
     table_free(&t);
+    return out;
+}
+
+/* The number of lines in s[pos:n] up to ``most`` (a final break does not start a line) and, in *stop, where the
+ * last of them ends (past its break). */
+static Py_ssize_t count_lines(const char *s, Py_ssize_t pos, Py_ssize_t n, Py_ssize_t most, Py_ssize_t *stop) {
+    Py_ssize_t rows = 0, i = pos;
+    while (i < n && rows < most) {
+        const char *nl = memchr(s + i, '\n', (size_t)(n - i));
+        i = nl ? nl - s + 1 : n;
+        rows++;
+    }
+    *stop = i;
+    return rows;
+}
+
+/* columns_text(text, pos, line, most, skip) -> (end, lines, keys, kinds, values, others) | None
+ *
+ * columns() of the next ``most`` lines of ``text`` from ``pos`` (fewer at its end), read where they are, without
+ * the reader splitting them into strs: the lines as split_lines() makes them and the reader strips them, when
+ * ``text`` is ASCII and none of these lines holds a carriage return (a line break of its own) or is blank (the
+ * reader drops it, and its line numbers are no longer a range). end: where the last line read ends (past its
+ * break); lines: their numbers, ``line`` on, as native unsigned ints (array('I')). None: the reader splits the
+ * text from ``pos`` and reads it as before (json.loads decides what columns() leaves). */
+static PyObject *columns_text(PyObject *self, PyObject *args) {
+    PyObject *text, *skip;
+    Py_ssize_t pos, most;
+    long long line;
+    if (!PyArg_ParseTuple(args, "UnLnO", &text, &pos, &line, &most, &skip)) return NULL;
+    if (skip != Py_None && !PyAnySet_Check(skip)) return PyErr_Format(PyExc_TypeError, "skip: a set or None");
+    Py_ssize_t n = PyUnicode_GET_LENGTH(text), stop;
+    if (!PyUnicode_IS_ASCII(text) || pos < 0 || pos >= n || most <= 0 || line < 0) Py_RETURN_NONE;
+    const char *s = (const char *)PyUnicode_DATA(text);
+    Py_ssize_t rows = count_lines(s, pos, n, most, &stop);
+    if (line + rows - 1 > (long long)UINT32_MAX) Py_RETURN_NONE;  /* array('I') refuses it: the reader raises */
+    Table t;
+    if (table_init(&t, rows, skip) < 0) return NULL;
+    PyObject *lines = PyBytes_FromStringAndSize(NULL, rows * (Py_ssize_t)sizeof(uint32_t));
+    int rc = lines == NULL ? -1 : 0;
+    Py_ssize_t i = pos;
+    for (Py_ssize_t r = 0; r < rows && rc == 0; r++) {
+        const char *nl = memchr(s + i, '\n', (size_t)(n - i));
+        Py_ssize_t e = nl ? nl - s : n;
+        if (memchr(s + i, '\r', (size_t)(e - i)) != NULL) {
+            rc = 1;  /* \r: a line break to split_lines (or half of one) */
+            break;
+        }
+        rc = parse_row(&t, s + i, e - i, r);  /* a blank line is not an object: 1 */
+        uint32_t at = (uint32_t)(line + r);
+        memcpy(PyBytes_AS_STRING(lines) + r * (Py_ssize_t)sizeof at, &at, sizeof at);
+        i = nl ? e + 1 : n;
+    }
+    PyObject *table = rc == 0 ? table_result(&t) : NULL;
+    table_free(&t);
+    if (rc != 0) {
+        Py_XDECREF(lines);
+        if (rc < 0) return NULL;
+        Py_RETURN_NONE;
+    }
+    if (table == NULL) {
+        Py_DECREF(lines);
+        return NULL;
+    }
+    PyObject *out = Py_BuildValue("(nNN)", stop, lines, table);
     return out;
 }
 
@@ -352,6 +454,38 @@ done:
     return out;
 }
 
+/* odd_rows(kinds, others, absent) -> list of (row, value): the rows of one key's column that do not hold a number,
+ * each with the value objects() gives there (None, the str or bool, ``absent``): the reader reads those one by one
+ * and the runs of numbers between them at once, without a float object a row. */
+static PyObject *odd_rows(PyObject *self, PyObject *args) {
+    Py_buffer kinds;
+    PyObject *others, *absent;
+    if (!PyArg_ParseTuple(args, "y*O!O", &kinds, &PyList_Type, &others, &absent)) return NULL;
+    PyObject *out = PyList_New(0);
+    const char *kd = kinds.buf;
+    Py_ssize_t j = 0;
+    for (Py_ssize_t i = 0; out != NULL && i < kinds.len; i++) {
+        PyObject *v;
+        if (kd[i] == K_INT || kd[i] == K_FLOAT) continue;
+        if (kd[i] == K_NULL) {
+            v = Py_None;
+        } else if (kd[i] == K_ABSENT) {
+            v = absent;
+        } else if (j < PyList_GET_SIZE(others)) {
+            v = PyList_GET_ITEM(others, j++);
+        } else {
+            PyErr_SetString(PyExc_ValueError, "fewer others than their kinds");
+            Py_CLEAR(out);
+            break;
+        }
+        PyObject *pair = Py_BuildValue("(nO)", i, v);
+        if (pair == NULL || PyList_Append(out, pair) < 0) Py_CLEAR(out);
+        Py_XDECREF(pair);
+    }
+    PyBuffer_Release(&kinds);
+    return out;
+}
+
 /* no_blank(lines) -> bool: whether every line holds a character that is not whitespace (str.isspace), so that
  * str.strip() leaves none of them empty: the reader's batches are then the lines as split. */
 static PyObject *no_blank(PyObject *self, PyObject *args) {
@@ -372,7 +506,9 @@ static PyObject *no_blank(PyObject *self, PyObject *args) {
 static PyMethodDef METHODS[] = {
     {"no_blank", no_blank, METH_VARARGS, "Whether every line holds a character str.strip() keeps."},
     {"columns", columns, METH_VARARGS, "A batch of plain JSON lines as columns, or None: json.loads reads it."},
+    {"columns_text", columns_text, METH_VARARGS, "columns() of a text's next lines, read in place, or None."},
     {"objects", objects, METH_VARARGS, "One column's values as json.loads gave them."},
+    {"odd_rows", odd_rows, METH_VARARGS, "One column's rows that hold no number, with their values."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -24,6 +24,12 @@
 
 #include "_cgrow.h"
 
+/* grow_put with its common case inline, room in the buffer (a macro: the compiler did not inline the function,
+ * and a value line puts seven items): 0, or -1 without memory. */
+#define put(g, item, size)                                                                           \
+    ((g)->len + (size) <= (g)->cap ? (memcpy((g)->data + (g)->len, (item), (size)), (g)->len += (size), 0) \
+                                   : grow_put((g), (item), (size)))
+
 /* ---- Coqui lines ------------------------------------------------------------------------------------------- */
 
 enum { MODE_NONE = 0, MODE_TRAIN = 1, MODE_EVAL_PENDING = 2, MODE_EVAL = 3 };
@@ -55,14 +61,25 @@ static int no_match_in(const unsigned char *s, Py_ssize_t k, Py_ssize_t e, Py_ss
     return 1;
 }
 
-static int is_word(unsigned char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
-}
+/* Byte classes, filled when the module loads (a table lookup a character: the key and number loops ran a
+ * chain of compares per byte). WORD: \\w among ASCII; NUM: num_char. */
+static unsigned char WORD[256], NUM[256];
+
+static int is_word(unsigned char c) { return WORD[c]; }
 
 /* A character of ``[^\s\x1b(]`` among ASCII; 0 for any other byte (where \\s and float() differ: the line is
  * left to the regex). */
-static int num_char(unsigned char c) {
+static int num_char_of(unsigned char c) {
     return c < 0x80 && !((c >= '\t' && c <= '\r') || (c >= 0x1c && c <= 0x1f) || c == ' ' || c == 0x1b || c == '(');
+}
+
+static int num_char(unsigned char c) { return NUM[c]; }
+
+static void init_classes(void) {
+    for (int c = 0; c < 256; c++) {
+        WORD[c] = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+        NUM[c] = (unsigned char)num_char_of((unsigned char)c);
+    }
 }
 
 /* ``(?:\x1b\[[\d;]*m)*`` from s[*k]: 0 when an escape character starts something else (the regex would fail). */
@@ -177,7 +194,8 @@ typedef struct {
 static Py_ssize_t find_key(Keys *ks, const unsigned char *p, Py_ssize_t len) {
     for (Py_ssize_t t = 0; t < ks->n; t++) {
         Py_ssize_t i = (ks->hint + t) % ks->n;
-        if (ks->lens[i] == len && memcmp(ks->names[i], p, (size_t)len) == 0) {
+        const char *name = ks->names[i];
+        if (ks->lens[i] == len && (len == 0 || (name[0] == (char)p[0] && memcmp(name, p, (size_t)len) == 0))) {
             ks->hint = i + 1;
             return i;
         }
@@ -187,10 +205,16 @@ static Py_ssize_t find_key(Keys *ks, const unsigned char *p, Py_ssize_t len) {
 
 /* A chunk's points between calls (one call a run of plain lines, thousands a chunk: a flush into the arrays at
  * each was most of the scanner's time), and its keys as C strings (the lists hold the str objects). */
+enum { EV_EPOCH = 0, EV_EVALUATION = 1, EV_BEST_MODEL = 2, EV_CHECKPOINT = 3 };
+
 typedef struct {
     Keys keys[2];  /* training keys, eval keys */
     Grow *grows[2];
     int timed;  /* a training value with a wall time (not NaN) was kept */
+    PyObject *event;     /* core.model.Event */
+    PyObject *kinds[4];  /* EventKind.EPOCH, EVALUATION, BEST_MODEL, CHECKPOINT */
+    PyObject *detail;    /* ("detail",): Event's keyword */
+    PyObject *names[3];  /* "epoch", "of", "path": the keys of the events' details */
 } Sink;
 
 static const Py_ssize_t PER[2] = {7, 3};  /* buffers a training key (step, value, line, wall; step, average,
@@ -205,15 +229,33 @@ static void sink_free(PyObject *capsule) {
         PyMem_Free(k->keys[w].names);
         PyMem_Free(k->keys[w].lens);
     }
+    Py_XDECREF(k->event);
+    for (int i = 0; i < 4; i++) Py_XDECREF(k->kinds[i]);
+    Py_XDECREF(k->detail);
+    for (int i = 0; i < 3; i++) Py_XDECREF(k->names[i]);
     PyMem_Free(k);
 }
 
-/* coqui_sink() -> a capsule holding a chunk's points until coqui_flush. */
+/* coqui_sink(Event, (EPOCH, EVALUATION, BEST_MODEL, CHECKPOINT)) -> a capsule holding a chunk's points until
+ * coqui_flush, and what the scanner makes the events it reads with (the reader's _ev makes the same). */
 static PyObject *coqui_sink(PyObject *self, PyObject *args) {
+    PyObject *event, *kinds;
+    if (!PyArg_ParseTuple(args, "OO!", &event, &PyTuple_Type, &kinds)) return NULL;
+    if (PyTuple_GET_SIZE(kinds) != 4) return PyErr_Format(PyExc_ValueError, "four event kinds");
     Sink *k = PyMem_Calloc(1, sizeof(Sink));
     if (k == NULL) return PyErr_NoMemory();
     PyObject *cap = PyCapsule_New(k, "trainlint.coqui_sink", sink_free);
-    if (cap == NULL) PyMem_Free(k);
+    if (cap == NULL) {
+        PyMem_Free(k);
+        return NULL;
+    }
+    k->event = Py_NewRef(event);
+    for (int i = 0; i < 4; i++) k->kinds[i] = Py_NewRef(PyTuple_GET_ITEM(kinds, i));
+    k->detail = Py_BuildValue("(s)", "detail");
+    k->names[0] = PyUnicode_InternFromString("epoch");
+    k->names[1] = PyUnicode_InternFromString("of");
+    k->names[2] = PyUnicode_InternFromString("path");
+    if (k->detail == NULL || k->names[0] == NULL || k->names[1] == NULL || k->names[2] == NULL) Py_CLEAR(cap);
     return cap;
 }
 
@@ -254,14 +296,56 @@ static int sink_keys(Sink *k, int w, PyObject *list) {
 /* The scanner's state across lines: what the Python reader's _State would hold. */
 typedef struct {
     int mode, has_step, has_eval;
-    PyObject *ops;        /* what the reader must replay in order: step headers, epochs, evaluations */
-    Py_ssize_t hdr_op;    /* the index of the last op when it is a step header (-1: it is not) */
+    int has_cr;           /* the text holds a carriage return (0: no line needs looking for one) */
+    PyObject *ops;        /* the state the reader takes over: the last step header, epoch, evaluation read */
+    Py_ssize_t at[3];     /* the index in ops of each (-1: none yet), in the order each first came */
+    PyObject *events;     /* the log's events: the scanner appends the epochs, evaluations, saved models */
+    Sink *sink;
     double step, wall, eval_step;
     long long local, total;
     Keys *train, *eval;
     Grow *tg, *eg;
     int *timed;
 } Scan;
+
+/* The op of kind ``which`` (0 step header, 1 epoch, 2 evaluation; stolen): it replaces the last one of its kind,
+ * which keeps its place (the reader sets the log's facts in the order they first came, as its regex path does). */
+static int put_op(Scan *c, int which, PyObject *op) {
+    if (op == NULL) return -1;
+    if (c->at[which] >= 0) return PyList_SetItem(c->ops, c->at[which], op) < 0 ? -1 : 1;
+    c->at[which] = PyList_GET_SIZE(c->ops);
+    int r = PyList_Append(c->ops, op);
+    Py_DECREF(op);
+    return r < 0 ? -1 : 1;
+}
+
+/* Event(kind, step, line, text, detail=detail) appended to the log's events, as the reader's _ev makes it (step
+ * and detail stolen; step NULL: None). 1, or -1 with an error set. */
+static int add_event(Scan *c, int kind, PyObject *step, unsigned int line, const unsigned char *text, Py_ssize_t len,
+                     PyObject *detail) {
+    PyObject *args[5] = {NULL, c->sink->kinds[kind], step ? step : Py_NewRef(Py_None), PyLong_FromUnsignedLong(line),
+                         PyUnicode_FromStringAndSize((const char *)text, len)};
+    PyObject *all[6] = {args[0], args[1], args[2], args[3], args[4], detail};
+    PyObject *ev = NULL;
+    if (args[2] != NULL && args[3] != NULL && args[4] != NULL && detail != NULL)
+        ev = PyObject_Vectorcall(c->sink->event, all + 1, 4 | PY_VECTORCALL_ARGUMENTS_OFFSET, c->sink->detail);
+    Py_XDECREF(args[2]);
+    Py_XDECREF(args[3]);
+    Py_XDECREF(args[4]);
+    Py_XDECREF(detail);
+    int r = ev == NULL ? -1 : PyList_Append(c->events, ev);
+    Py_XDECREF(ev);
+    return r < 0 ? -1 : 1;
+}
+
+/* A detail dict of one or two entries (the values stolen). */
+static PyObject *detail_of(PyObject *k1, PyObject *v1, PyObject *k2, PyObject *v2) {
+    PyObject *d = v1 == NULL || (k2 != NULL && v2 == NULL) ? NULL : PyDict_New();
+    if (d != NULL && (PyDict_SetItem(d, k1, v1) < 0 || (k2 != NULL && PyDict_SetItem(d, k2, v2) < 0))) Py_CLEAR(d);
+    Py_XDECREF(v1);
+    Py_XDECREF(v2);
+    return d;
+}
 
 /* ``> BEST MODEL : path`` or ``> CHECKPOINT : path`` at s[k]: the op (3, best, step, line, text, path) as
  * _saved gets it (the path stripped; the step of its first ``_<digits>.pth``, else the current step or None;
@@ -290,23 +374,58 @@ static int saved(Scan *c, const unsigned char *s, Py_ssize_t k, Py_ssize_t e, un
         }
     }
     if (c->mode != MODE_TRAIN) c->mode = MODE_NONE;
-    c->hdr_op = -1;
-    PyObject *step = known ? PyFloat_FromDouble(at) : Py_NewRef(Py_None);
-    PyObject *op = step == NULL ? NULL : Py_BuildValue("(iiNIs#s#)", 3, s[k + 2] == 'B', step, line,
-                                                       (const char *)s + k, t - k, (const char *)s + a, b - a);
-    int r = op == NULL ? -1 : PyList_Append(c->ops, op);
-    Py_XDECREF(op);
-    return r < 0 ? -1 : 1;
+    PyObject *step = known ? PyFloat_FromDouble(at) : NULL;
+    if (known && step == NULL) return -1;
+    PyObject *path = PyUnicode_FromStringAndSize((const char *)s + a, b - a);
+    PyObject *detail = detail_of(c->sink->names[2], path, NULL, NULL);
+    return add_event(c, s[k + 2] == 'B' ? EV_BEST_MODEL : EV_CHECKPOINT, step, line, s + k, t - k, detail);
+}
+
+/* strict_number, Clinger's path tried first: the text it reads whole is digits, a sign, a point and an exponent,
+ * each a character strict_number's check lets through, so its check (a second pass over the text) is skipped. */
+static int number(const char *p, Py_ssize_t n, double *out) {
+    return (n > 0 && n <= 400 && clinger(p, p + n, out)) || strict_number(p, n, out);
+}
+
+/* A value line ``| > key: value (average)`` from s[k] (``| > ``) to its end e: 1 read, 0 the Python path reads it,
+ * -1 an error. */
+static int value_row(Scan *c, const unsigned char *s, Py_ssize_t k, Py_ssize_t e, unsigned int line) {
+    Value v;
+    if (!value_line(s, e, k + 4, &v)) return 0;
+    const char *p = (const char *)s;
+    double value, avg;
+    if (c->mode == MODE_TRAIN && c->has_step) {
+        Py_ssize_t at = find_key(c->train, s + v.key, v.key_len);
+        if (at < 0 || !number(p + v.num, v.num_len, &value)) return 0;
+        if (v.paren_len >= 0 && !number(p + v.paren, v.paren_len, &avg)) return 0;
+        Grow *g = c->tg + 7 * at;
+        if (c->wall == c->wall) *c->timed = 1;
+        if (put(g, &c->step, 8) < 0 || put(g + 1, &value, 8) < 0 || put(g + 2, &line, 4) < 0 ||
+            put(g + 3, &c->wall, 8) < 0)
+            return -1;
+        if (v.paren_len >= 0 && (put(g + 4, &c->step, 8) < 0 || put(g + 5, &avg, 8) < 0 || put(g + 6, &line, 4) < 0))
+            return -1;
+    } else if (c->mode == MODE_EVAL && c->has_eval) {
+        Py_ssize_t at = find_key(c->eval, s + v.key, v.key_len);
+        if (at < 0 || !number(p + v.num, v.num_len, &value)) return 0;
+        Grow *g = c->eg + 3 * at;
+        if (put(g, &c->eval_step, 8) < 0 || put(g + 1, &value, 8) < 0 || put(g + 2, &line, 4) < 0)
+            return -1;
+    }
+    return 1;  /* in any other mode the reader matches the line and reads nothing from it */
 }
 
 /* One line s[i:e] (no break in it): 1 read, 0 the Python path reads it, -1 an error. */
 static int coqui_line(Scan *c, const unsigned char *s, Py_ssize_t i, Py_ssize_t e, Py_ssize_t n,
                       unsigned int line) {
-    const unsigned char *cr = memchr(s + i, '\r', (size_t)(e - i));
+    const unsigned char *cr = c->has_cr ? memchr(s + i, '\r', (size_t)(e - i)) : NULL;
     if (cr != NULL && !(cr == s + e - 1 && e < n)) return 0;  /* a lone \r is a line break to count_breaks */
     Py_ssize_t k = i;
     while (k < e && (s[k] == ' ' || s[k] == '\t' || s[k] == 0x1b))
         if (s[k] == 0x1b ? !skip_escapes(s, e, &k) : (k++, 0)) return 0;
+    /* six lines in eight: no match can start in the prefix (blanks, colour codes), and one can at k */
+    if (e - k >= 4 && s[k] == '|' && s[k + 1] == ' ' && s[k + 2] == '>' && s[k + 3] == ' ')
+        return value_row(c, s, k, e, line);
     if (no_match_in(s, i, e, i)) return 1;  /* blank, colour codes, a path, text: no match, nothing read */
     if (e - k >= 12 && memcmp(s + k, "> TRAINING (", 12) == 0) {
         if (!no_match_in(s, k + 12, e, -1)) return 0;
@@ -328,25 +447,24 @@ static int coqui_line(Scan *c, const unsigned char *s, Py_ssize_t i, Py_ssize_t 
         c->wall = wall;
         c->local = local;
         c->total = total;
-        PyObject *op = Py_BuildValue("(iLLdd)", 0, local, total, c->step, wall);
-        if (op == NULL) return -1;
-        if (c->hdr_op >= 0)  /* headers one after another: the last one's state and facts are what remain */
-            return PyList_SetItem(c->ops, c->hdr_op, op) < 0 ? -1 : 1;
-        c->hdr_op = PyList_GET_SIZE(c->ops);
-        int r = PyList_Append(c->ops, op);
-        Py_DECREF(op);
-        return r < 0 ? -1 : 1;
+        return put_op(c, 0, Py_BuildValue("(iLLdd)", 0, local, total, c->step, wall));
     }
     if (e - k >= 9 && memcmp(s + k, "> EPOCH: ", 9) == 0) {
         Py_ssize_t q = k + 9;
         long long ep = digits15(s, e, &q), of = -1;
         if (ep < 0 || q >= e || s[q++] != '/' || (of = digits15(s, e, &q)) < 0 || !no_match_in(s, q, e, -1)) return 0;
         c->mode = MODE_NONE;
-        c->hdr_op = -1;
-        PyObject *op = Py_BuildValue("(iLLIs#)", 1, ep, of, line, (const char *)s + k, q - k);
-        int r = op == NULL ? -1 : PyList_Append(c->ops, op);
-        Py_XDECREF(op);
-        return r < 0 ? -1 : 1;
+        /* _epoch: the epoch starts where the last step header's epoch ends */
+        double start = c->has_step ? c->step + (double)(c->total > c->local ? c->total - c->local : 0) : 0.0;
+        PyObject *detail = detail_of(c->sink->names[0], PyLong_FromLongLong(ep), c->sink->names[1],
+                                     PyLong_FromLongLong(of));
+        PyObject *at = PyFloat_FromDouble(start);
+        if (at == NULL) {
+            Py_XDECREF(detail);
+            return -1;
+        }
+        if (add_event(c, EV_EPOCH, at, line, s + k, q - k, detail) < 0) return -1;
+        return put_op(c, 1, Py_BuildValue("(iLL)", 1, ep, of));
     }
     if (e - k >= 15 && (memcmp(s + k, "> BEST MODEL : ", 15) == 0 || memcmp(s + k, "> CHECKPOINT : ", 15) == 0))
         return saved(c, s, k, e, line);
@@ -356,36 +474,13 @@ static int coqui_line(Scan *c, const unsigned char *s, Py_ssize_t i, Py_ssize_t 
         c->mode = MODE_EVAL_PENDING;
         c->has_eval = 1;
         c->eval_step = c->has_step ? c->step + (double)(c->total > c->local ? c->total - c->local : 0) : 0.0;
-        c->hdr_op = -1;
-        PyObject *op = Py_BuildValue("(iI)", 2, line);
-        int r = op == NULL ? -1 : PyList_Append(c->ops, op);
-        Py_XDECREF(op);
-        return r < 0 ? -1 : 1;
+        PyObject *at = PyFloat_FromDouble(c->eval_step);
+        if (at == NULL) return -1;
+        if (add_event(c, EV_EVALUATION, at, line, (const unsigned char *)"EVALUATION", 10, PyDict_New()) < 0)
+            return -1;
+        return put_op(c, 2, Py_BuildValue("(id)", 2, c->eval_step));
     }
-    Value v;
-    if (e - k < 4 || memcmp(s + k, "| > ", 4) != 0 || !value_line(s, e, k + 4, &v)) return 0;
-    const char *p = (const char *)s;
-    double value, avg;
-    if (c->mode == MODE_TRAIN && c->has_step) {
-        Py_ssize_t at = find_key(c->train, s + v.key, v.key_len);
-        if (at < 0 || !strict_number(p + v.num, v.num_len, &value)) return 0;
-        if (v.paren_len >= 0 && !strict_number(p + v.paren, v.paren_len, &avg)) return 0;
-        Grow *g = c->tg + 7 * at;
-        if (c->wall == c->wall) *c->timed = 1;
-        if (grow_put(g, &c->step, 8) < 0 || grow_put(g + 1, &value, 8) < 0 || grow_put(g + 2, &line, 4) < 0 ||
-            grow_put(g + 3, &c->wall, 8) < 0)
-            return -1;
-        if (v.paren_len >= 0 &&
-            (grow_put(g + 4, &c->step, 8) < 0 || grow_put(g + 5, &avg, 8) < 0 || grow_put(g + 6, &line, 4) < 0))
-            return -1;
-    } else if (c->mode == MODE_EVAL && c->has_eval) {
-        Py_ssize_t at = find_key(c->eval, s + v.key, v.key_len);
-        if (at < 0 || !strict_number(p + v.num, v.num_len, &value)) return 0;
-        Grow *g = c->eg + 3 * at;
-        if (grow_put(g, &c->eval_step, 8) < 0 || grow_put(g + 1, &value, 8) < 0 || grow_put(g + 2, &line, 4) < 0)
-            return -1;
-    }
-    return 1;  /* in any other mode the reader matches the line and reads nothing from it */
+    return 0;
 }
 
 /* Past the rest of a line the previous match ended in, when nothing on it could start another: its end. */
@@ -396,29 +491,33 @@ static Py_ssize_t rest_of_line(const unsigned char *s, Py_ssize_t i, Py_ssize_t 
 }
 
 /* coqui_lines(text, pos, line, mode, has_step, step, wall, has_eval, eval_step, local, total, train_keys,
- *             eval_keys, sink) -> (pos, line, mode, ops)
+ *             eval_keys, sink, events, has_cr=True) -> (pos, line, mode, ops)
  *
  * CoquiReader's loop from text[pos] (line number ``line``; the rest: its _State) over the lines it can read:
  * value lines of known keys (their points kept in the sink: coqui_flush), step headers, epochs, evaluation
  * headers, the lines that only change the mode and those no match can start in. Stops at the start of the first
  * line the regex must read (or at pos, when the rest of the line pos is in could hold a match), or at the end.
- * ops, for the reader to replay in order: (0, local, total, global step, wall) a step header (the last of a run
- * of them), (1, epoch, of, line, text) an epoch, (2, line) an evaluation, (3, best, step, line, text, path) a
- * saved model. A text that is not one byte a character
- * is left to the Python path whole. */
+ * The epochs, evaluations and saved models it reads are appended to ``events`` as the reader's _epoch,
+ * _evaluation and _saved make them (a Python call each was most of the reader's time left). ops: the state the
+ * reader takes over, at most one of each, in the order each kind first came (the log's facts are set in that
+ * order): (0, local, total, global step, wall) the last step header, (1, epoch, of) the last epoch, (2, eval
+ * step) the last evaluation. A text that is not one byte a character is left to the Python path whole. has_cr
+ * False: the caller knows the text holds no carriage return (a memchr a line saved). */
 static PyObject *coqui_lines(PyObject *self, PyObject *args) {
     PyObject *text, *tkeys, *ekeys, *capsule;
     Py_ssize_t pos;
     long long line;
     Scan c;
     memset(&c, 0, sizeof c);
-    if (!PyArg_ParseTuple(args, "UnLipddpdLLO!O!O", &text, &pos, &line, &c.mode, &c.has_step, &c.step, &c.wall,
+    c.has_cr = 1;
+    if (!PyArg_ParseTuple(args, "UnLipddpdLLO!O!OO!|p", &text, &pos, &line, &c.mode, &c.has_step, &c.step, &c.wall,
                           &c.has_eval, &c.eval_step, &c.local, &c.total, &PyList_Type, &tkeys, &PyList_Type, &ekeys,
-                          &capsule))
+                          &capsule, &PyList_Type, &c.events, &c.has_cr))
         return NULL;
-    c.hdr_op = -1;
+    c.at[0] = c.at[1] = c.at[2] = -1;
     Sink *k = PyCapsule_GetPointer(capsule, "trainlint.coqui_sink");
     if (k == NULL || sink_keys(k, 0, tkeys) < 0 || sink_keys(k, 1, ekeys) < 0) return NULL;
+    c.sink = k;
     c.train = &k->keys[0];
     c.eval = &k->keys[1];
     c.tg = k->grows[0];
@@ -482,7 +581,7 @@ static PyObject *coqui_flush(PyObject *self, PyObject *args) {
 
 static PyMethodDef METHODS[] = {
     {"coqui_lines", coqui_lines, METH_VARARGS, "CoquiReader's loop over value lines and step headers."},
-    {"coqui_sink", coqui_sink, METH_NOARGS, "A chunk's points, kept in C between coqui_lines calls."},
+    {"coqui_sink", coqui_sink, METH_VARARGS, "A chunk's points, kept in C between coqui_lines calls."},
     {"coqui_flush", coqui_flush, METH_VARARGS, "The sink's points appended to their arrays."},
     {NULL, NULL, 0, NULL},
 };
@@ -492,5 +591,6 @@ static struct PyModuleDef MODULE = {PyModuleDef_HEAD_INIT, "_ctext", "trainlint'
 
 PyMODINIT_FUNC PyInit__ctext(void) {
     init_numchar();
+    init_classes();
     return PyModule_Create(&MODULE);
 }

@@ -46,6 +46,8 @@ _MASTER = re.compile(
     re.MULTILINE,
 )
 _STEP_IN_NAME = re.compile(r"_(\d+)\.pth")
+# the events the compiled scanner makes itself (coqui_sink's order)
+_SCANNED = (EventKind.EPOCH, EventKind.EVALUATION, EventKind.BEST_MODEL, EventKind.CHECKPOINT)
 _MODES = ("", "train", "eval-pending", "eval")  # _State.mode as the compiled scanner numbers it
 
 
@@ -164,28 +166,32 @@ class CoquiReader(FormatReader):
 
     def _epoch(self, epoch: int, of: int, line: int, text: str) -> None:
         st: _State = self.state
-        st.epoch = epoch
-        self.log.facts["epoch"] = epoch
-        self.log.facts["planned_epochs"] = of
+        self._epoch_state(epoch, of)
         start = 0.0 if st.step is None else st.step + max(0, st.total - st.local)
         self.log.events.append(_ev(EventKind.EPOCH, start, line, text, epoch=epoch, of=of))
+
+    def _epoch_state(self, epoch: int, of: int) -> None:
+        """What an epoch line leaves besides its event: the compiled scanner makes the event itself."""
+        self.state.epoch = epoch
+        self.log.facts["epoch"] = epoch
+        self.log.facts["planned_epochs"] = of
 
     def _evaluation(self, line: int) -> None:
         st: _State = self.state
         st.eval_step = 0.0 if st.step is None else st.step + max(0, st.total - st.local)
         self.log.events.append(_ev(EventKind.EVALUATION, st.eval_step, line, "EVALUATION"))
 
-    def _replay(self, ops: list[tuple]) -> None:
-        """What the compiled scanner read besides values, in its order (the mode it left is set by the caller)."""
+    def _take_over(self, ops: list[tuple]) -> None:
+        """The state the compiled scanner's lines left: its last step header, epoch and evaluation, in the order
+        each first came (the log's facts keep the order the regex path gives them). It appended their events
+        itself; the mode it left is set by the caller."""
         for op in ops:
             if op[0] == 0:
                 self._step_header(*op[1:])
             elif op[0] == 1:
-                self._epoch(*op[1:])
-            elif op[0] == 2:
-                self._evaluation(op[1])
+                self._epoch_state(op[1], op[2])
             else:
-                self._saved(*op[1:])
+                self.state.eval_step = op[1]
 
     def _saved(self, best: bool, step: float | None, line: int, text: str, path: str) -> None:
         kind = EventKind.BEST_MODEL if best else EventKind.CHECKPOINT
@@ -211,15 +217,15 @@ class CoquiReader(FormatReader):
         ekeys: list[str] = []
         ebufs: list[tuple[array, ...]] = []  # per key: step, value, line
         lines, flush = CTEXT.coqui_lines, CTEXT.coqui_flush  # type: ignore[union-attr]
-        sink = CTEXT.coqui_sink()  # type: ignore[union-attr]  # the scanner's points until a flush
+        sink = CTEXT.coqui_sink(Event, _SCANNED)  # type: ignore[union-attr]  # the scanner's points until a flush
         timed = False  # a training value with a wall time was read
         while True:
             line += count_breaks(text, last, pos) if has_cr else count("\n", last, pos)
             pos, line, mode, ops = lines(text, pos, line, _MODES.index(st.mode), st.step is not None, st.step or 0.0,
                                          st.wall, st.eval_step is not None, st.eval_step or 0.0, st.local, st.total,
-                                         tkeys, ekeys, sink)
+                                         tkeys, ekeys, sink, self.log.events, has_cr)
             if ops:
-                self._replay(ops)
+                self._take_over(ops)
             last, st.mode = pos, _MODES[mode]
             m = search(text, pos)
             if m is None:

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from array import array
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -44,6 +43,7 @@ MAX_REPORTED = 5
 BATCH = 8192
 NULL_RUN = 3  # nulls in a row, after numbers, that are read as NaN
 _ABSENT = object()
+_NANS = array("d", [math.nan])
 _NONFINITE = {"nan": math.nan, "+nan": math.nan, "-nan": math.nan, "inf": math.inf, "+inf": math.inf,
               "-inf": -math.inf, "infinity": math.inf, "+infinity": math.inf, "-infinity": -math.inf}
 
@@ -69,6 +69,11 @@ class JsonlReader(FormatReader):
 
     def scan(self, text: str, first_line: int) -> None:
         """Decode the whole chunk in one call when every line is an object; else line by line."""
+        if CJSONL is not None:  # the compiled scanner reads the chunk's plain lines where they are
+            pos, first_line = self._scan_text(text, first_line)
+            if pos >= len(text):
+                return
+            text = text[pos:]  # the rest of the chunk is split and read as before, from the same batch boundary
         lines = split_lines(text)
         stripped = CJSONL is not None and CJSONL.no_blank(lines)  # the scanner strips lines itself
         raws = lines if stripped else [raw.strip() for raw in lines]
@@ -81,14 +86,36 @@ class JsonlReader(FormatReader):
             # an array: each series' lines extend from it as one copy (a list: an int conversion a point)
             self._batch(raws[k:k + BATCH], array("I", numbers[k:k + BATCH]), stripped)
 
+    def _scan_text(self, text: str, line: int) -> tuple[int, int]:
+        """The chunk's batches of plain lines read by the compiled scanner in the text itself (splitting it into
+        a str a line was a tenth of the read): (where the first batch it leaves starts, that batch's first line).
+        It leaves a batch with a blank line, a carriage return, a non-ASCII character or a line that is not a
+        plain flat object, and the rest of the chunk, to ``scan``'s split: the batches start at the same lines."""
+        pos, n = 0, len(text)
+        while pos < n:
+            got = CJSONL.columns_text(text, pos, line, BATCH, NOT_SERIES)  # type: ignore[union-attr]
+            cols = None if got is None else _Cols.checked(*got[2])
+            if cols is None:
+                break
+            numbers = array("I")
+            numbers.frombytes(got[1])
+            self._take(cols, numbers)
+            pos, line = got[0], line + len(numbers)
+        return pos, line
+
+    def _take(self, cols: _Cols, numbers: array) -> None:
+        """A batch the compiled scanner read as columns."""
+        st: _State = self.state
+        if st.flavour is None:
+            st.flavour = _flavour(cols.first())
+            self.log.facts["flavour"] = st.flavour
+        self._columns(cols, numbers, st)
+
     def _batch(self, raws: list[str], numbers: array, unstripped: bool = False) -> None:
         st: _State = self.state
         cols = _Cols.of(raws) if CJSONL is not None else None  # plain flat lines as columns, in C
         if cols is not None:
-            if st.flavour is None:
-                st.flavour = _flavour(cols.first())
-                self.log.facts["flavour"] = st.flavour
-            self._columns(cols, numbers, st)
+            self._take(cols, numbers)
             return
         if unstripped:
             raws = [raw.strip() for raw in raws]
@@ -153,21 +180,21 @@ class JsonlReader(FormatReader):
         steps, step_nums, lines, walls, timed = at
         out = (array("d"), array("d"), array("I"), array("d"))  # the points, as the series will hold them
         basis = None
-        col = b.objects(key, col)
         if uniform:
             k = step_keys[0]
             here = "epoch" if k == "epoch" else "step"
             values, prev = b.values_of(key, col), 0
-            for j in [*b.not_numbers(key, col), len(col)]:
+            for j, v in [*b.not_numbers(key, col), (b.n, None)]:
                 if j > prev:  # a run of numbers
                     self._numbered(key)
                     basis = basis or here
                     for acc, src in zip(out, (step_nums, values, lines, walls), strict=True):
                         acc.extend(src[prev:j])
-                if j < len(col) and self._cell(key, col[j], j, (steps, lines, walls), out):
+                if j < b.n and self._cell(key, v, j, (steps, lines, walls), out):
                     basis = basis or here
                 prev = j + 1
         else:
+            col = b.objects(key, col)
             for i, v in enumerate(col):
                 if v is _ABSENT or step_keys[i] == key:
                     continue  # a key that is another object's step key is not a value there
@@ -333,8 +360,9 @@ class _Objs:
     def values_of(self, key: str, col: list[Any]) -> list[Any]:
         return col
 
-    def not_numbers(self, key: str, col: list[Any]) -> list[int]:
-        return [i for i, v in enumerate(col) if type(v) not in _NUMBER_TYPES]
+    def not_numbers(self, key: str, col: list[Any]) -> list[tuple[int, Any]]:
+        """(line, value) of each line whose value is not a number (_ABSENT where it has none)."""
+        return [(i, v) for i, v in enumerate(col) if type(v) not in _NUMBER_TYPES]
 
     def only_null(self, key: str, col: list[Any]) -> bool:
         return {type(v) for v in col} <= {type(None), object}
@@ -356,15 +384,16 @@ class _Objs:
         return [i for i, o in enumerate(self.objs) if not any(k.endswith("loss") for k in o)]
 
 
+_SKIPPED = {4: "", 5: True, 6: False}  # a value of that kind's type
 _NUMBER_KINDS = bytes([1, 2])  # _cjsonl's kinds: 0 absent, 1 int, 2 float, 3 null, 4 str, 5 true, 6 false
 _NULL_KINDS = bytes([0, 3])
-_NOT_NUMBER = re.compile(rb"[^\x01\x02]")
 
 
 class _Cols:
     """A batch as the compiled scanner read it: per key, a kind and a double per line (``_cjsonl.columns``)."""
 
-    def __init__(self, n: int, keys: list[str], kinds: list[bytes], values: list[bytes], others: list[list[Any]]):
+    def __init__(self, n: int, keys: list[str], kinds: list[bytes], values: list[bytes],
+                 others: list[list[Any] | None]) -> None:
         self.n = n
         self.index = {k: i for i, k in enumerate(keys)}
         self.kinds, self.values, self.others = kinds, values, others
@@ -375,10 +404,16 @@ class _Cols:
     def of(cls, raws: list[str]) -> _Cols | None:
         """The batch's columns, or None for json.loads to read it: a line that is not a plain flat object, keys
         that change from line to line (``_sparse``), or no numeric step key on every line."""
-        got = CJSONL.columns(raws)  # type: ignore[union-attr]
-        if got is None:
-            return None
-        b = cls(len(raws), *got)
+        got = CJSONL.columns(raws, NOT_SERIES)  # type: ignore[union-attr]
+        return None if got is None else cls.checked(*got)
+
+    @classmethod
+    def checked(cls, keys: list[str], kinds: list[bytes], values: list[bytes], others: list[list[Any] | None]
+                ) -> _Cols | None:
+        """The scanner's columns as a batch, or None where json.loads must read it (``of``)."""
+        b = cls(len(kinds[0]) if kinds else 0, keys, kinds, values, others)
+        if not b.n:
+            return None  # a batch of empty objects: json.loads's
         present = sum(b.n - kinds.count(0) for kinds in b.kinds)
         if len(b._keys) > 64 and len(b._keys) * b.n > 8 * present:
             return None
@@ -399,7 +434,11 @@ class _Cols:
             return int(memoryview(self.values[i]).cast("d")[0])
         if kind == 2:
             return memoryview(self.values[i]).cast("d")[0]
-        return None if kind == 3 else self.others[i][0]
+        if kind == 3:
+            return None
+        others = self.others[i]
+        # a key of NOT_SERIES keeps no strings or booleans: the flavour and step key read only its type
+        return others[0] if others is not None else _SKIPPED[kind]
 
     def key_order(self) -> list[str]:
         head = [k for i, k in enumerate(self._keys) if self.kinds[i][0]]  # the first line's keys come first
@@ -413,19 +452,21 @@ class _Cols:
         nums.frombytes(self.values[i])
         return nums, None
 
-    def _objects(self, i: int) -> list[Any]:
-        return CJSONL.objects(self.kinds[i], self.values[i], self.others[i], _ABSENT)  # type: ignore[union-attr]
-
-    def objects(self, key: str, col: object) -> list[Any]:
-        return self._objects(self.index[key])
+    def objects(self, key: str, col: object) -> Sequence[Any]:
+        """The values of a column of numbers (the step key's) as json.loads gave them, made at the lines read."""
+        i = self.index[key]
+        values = array("d")
+        values.frombytes(self.values[i])
+        return _Numbers(self.kinds[i], values)
 
     def values_of(self, key: str, col: object) -> array:
         values = array("d")
         values.frombytes(self.values[self.index[key]])
         return values
 
-    def not_numbers(self, key: str, col: object) -> list[int]:
-        return [m.start() for m in _NOT_NUMBER.finditer(self.kinds[self.index[key]])]
+    def not_numbers(self, key: str, col: object) -> list[tuple[int, Any]]:
+        i = self.index[key]
+        return CJSONL.odd_rows(self.kinds[i], self.others[i], _ABSENT)  # type: ignore[union-attr]
 
     def only_null(self, key: str, col: object) -> bool:
         return not self.kinds[self.index[key]].translate(None, _NULL_KINDS)
@@ -436,7 +477,7 @@ class _Cols:
     def walls(self) -> Sequence[float]:
         i = self.index.get("_timestamp")
         if i is None:
-            return [math.nan] * self.n
+            return _NANS * self.n  # an array: a run of points is one copy of its slice
         walls = array("d")
         walls.frombytes(self.values[i])  # NaN where the line holds no number
         return walls
@@ -452,6 +493,21 @@ class _Cols:
     def rows_without_loss(self) -> list[int]:
         loss = [self.kinds[i] for i, k in enumerate(self._keys) if k.endswith("loss")]
         return [r for r in range(self.n) if not any(kinds[r] for kinds in loss)]
+
+
+class _Numbers:
+    """A column of numbers as json.loads gives them (an int for an integer literal), made one at a time: the
+    reader reads the step of a few lines (a null's, the last), not of every line."""
+
+    def __init__(self, kinds: bytes, values: array) -> None:
+        self.kinds, self.values = kinds, values
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+    def __getitem__(self, i: int) -> float:
+        v = self.values[i]
+        return int(v) if self.kinds[i] == 1 else v
 
 
 def _sparse(objs: list[dict[str, Any]]) -> bool:
