@@ -1,4 +1,4 @@
-"""The optional compiled scanners (trainlint.core._cscan, _cjsonl, _ctext); everything else is declared in
+"""The optional compiled scanners (trainlint.core._cscan, _cjsonl, _ctext, _cstdout); everything else is declared in
 pyproject.toml.
 
 ``optional=True``: without a compiler (or Python headers) the build warns and goes on, and the package is the
@@ -16,6 +16,6 @@ CORE = "server/trainlint/core/"
 # buffers are shared headers
 HEADERS = [f"{CORE}_cfloat.h", f"{CORE}_cgrow.h"]
 MODULES = [Extension(f"trainlint.core.{name}", [f"{CORE}{name}.c"], depends=HEADERS, optional=True)
-           for name in ("_cscan", "_cjsonl", "_ctext")]
+           for name in ("_cscan", "_cjsonl", "_ctext", "_cstdout")]
 
 setup(ext_modules=[] if PURE else MODULES)

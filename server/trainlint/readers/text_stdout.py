@@ -24,6 +24,7 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from ..core.accel import CSTDOUT
 from ..core.lines import MAX_MATCH_LINE, split_lines
 from ..core.model import NUMBER_RE, Event, EventKind, Locator, LogFile, Role, Series, parse_number
 from ..core.roles import Classified, RoleMap, classify
@@ -174,6 +175,10 @@ class TextStdoutReader(FormatReader):
         closes a metrics block, as no pattern matches it and it holds no ``=``."""
         st: _State = self.state
         line_at = self._line
+        if CSTDOUT is not None:  # the same lines cleaned in C, without the redraws and blanks nothing observes
+            for n, line in CSTDOUT.stdout_lines(text, first_line, MAX_MATCH_LINE):
+                line_at(line, n, st)
+            return
         for offset, line in enumerate(split_lines(text)):
             if not line:
                 continue
