@@ -356,3 +356,49 @@ def test_damaged_copies_of_real_stdout_logs_read_identically(tmp_path: Path, mon
             a, b = _read_stdout_both(p, monkeypatch)
             _same_reading(a, b, f"{src} {what}")
     print(f"stdout: {len(files) * 9} copies of {len(files)} files compared")
+
+
+_HF_KEYS = ["loss", "grad_norm", "learning_rate", "epoch", "eval_loss", "train_runtime", "rewards/chosen", "a b",
+            "x" * 80, "x" * 81, "", "é", "𝟘", "k'", "k\n", "k:", "k,", "{", "}", "k': 'v", " ", "'"]
+_HF_VALUES = ["3.709", "1e-05", "-0.5", "+.5", "5.", ".5e+3", "0", "nan", "-inf", "Infinity", "infinity", "INF",
+              "NaN", "Inf", "1e", "1e+", "e5", ".", "-", "", "1.2.3", "1_0", "١٢", "0x10", "None", "[1, 2]", "3.7x",
+              "12345678901234567890", "in", "nanx", "1,5", "'", " 1", "1 "]
+
+
+def _hf_line(r: random.Random) -> str:
+    """A dict line as HF Trainer prints it (4.x bare floats, 5.x quoted strings), or a near miss of each piece."""
+    pairs = []
+    for _ in range(r.randint(1, 5)):
+        key = r.choice(_HF_KEYS) if r.random() < 0.1 else r.choice(_HF_KEYS[:7])
+        value = r.choice(_HF_VALUES) if r.random() < 0.1 else r.choice(_HF_VALUES[:12])
+        q1, q2 = r.choice([("'", "'")] * 4 + [("", "")] * 4 + [("'", ""), ("", "'")])
+        colon = r.choice(["': "] * 12 + ["':", "' : ", "':  "])
+        pairs.append(f"'{key}{colon}{q1}{value}{q2}")
+    sep = r.choice([", "] * 12 + [",", " , ", ",  ", "; "])
+    head, tail = r.choice([("{", "}")] * 12 + [(" {", "}"), ("{", "} "), ("{", "}x"), ("{", ""), ("{{", "}}"),
+                                               ("{", ",}"), ("{", "}}")])
+    return head + sep.join(pairs) + tail
+
+
+def test_hf_pairs_are_the_regex_pairs() -> None:
+    """`hf_pairs` returns, for every plain dict line, exactly the (key, value, ends with a quote) of `_HF_PAIR`'s
+    matches, and None for a line it does not read (then the regex reads it): 30,000 random dict lines of real keys
+    and values and near misses of each piece (quotes, colon, separator, braces, numbers the regex reads in part or
+    not at all, keys of 81 characters, non-ASCII digits)."""
+    if _cstdout_reason() is not None:
+        pytest.skip(_cstdout_reason())
+    from trainlint.core import accel
+    from trainlint.readers.text_stdout import _HF_PAIR
+
+    r = random.Random(28)
+    read = 0
+    for _ in range(30000):
+        line = _hf_line(r)
+        got = accel.CSTDOUT.hf_pairs(line)
+        if got is None:
+            continue
+        read += 1
+        want = [(m.group("key"), m.group("v"), m.group(0).endswith("'")) for m in _HF_PAIR.finditer(line)]
+        assert got == want, line
+    print(f"{read} plain dict lines compared")
+    assert read >= 3000, read  # the plain shape is most of what the generator makes: the claim has lines behind it

@@ -65,15 +65,15 @@ def _full_search_hf_lag(self, st, pairs, step, is_eval=False):
     epoch at every dict. The reference the incremental search is held to."""
     import math
 
-    m = next((p for p in pairs if p.group("key") == "epoch"), None)
-    epoch = m.group("v") if m is not None else None
+    m = next((p for p in pairs if p[0] == "epoch"), None)  # (key, value text, quoted)
+    epoch = m[1] if m is not None else None
     try:
         ep = float(epoch) if epoch is not None else 0.0
     except ValueError:
         ep = 0.0
     if ep <= 0 or epoch is None or m is None or st.hf_spe < 0:
         return step
-    if m.group(0).endswith("'"):
+    if m[2]:
         half = 0.5 * 10.0 ** (math.floor(math.log10(ep)) - 3) + 1e-12
     else:
         half = 0.5 * 10.0 ** -(len(epoch.split(".")[1]) if "." in epoch else 0) + 1e-12

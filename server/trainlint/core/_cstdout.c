@@ -238,8 +238,118 @@ static PyObject *stdout_lines(PyObject *self, PyObject *args) {
     return p.out;
 }
 
+/* ---- HF Trainer's dicts ---------------------------------------------------------------------------------- */
+
+/* The length of a number at s[k:e] when s[k:e] is exactly one of NUMBER_RE's (core/model.py) with ASCII digits
+ * (``[-+]?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?`` or a sign and nan, NaN, NAN, inf, Inf, INF, Infinity,
+ * infinity), else 0. */
+static ALWAYS_INLINE int is_number(const void *s, const int kind, Py_ssize_t k, Py_ssize_t e) {
+    static const char *words[] = {"nan", "NaN", "NAN", "inf", "Inf", "INF", "Infinity", "infinity"};
+    if (k < e && (at(s, kind, k) == '-' || at(s, kind, k) == '+')) k++;
+    Py_ssize_t q = k, digits = 0;
+    while (q < e && at(s, kind, q) >= '0' && at(s, kind, q) <= '9') q++, digits++;
+    if (q < e && at(s, kind, q) == '.') {
+        q++;
+        while (q < e && at(s, kind, q) >= '0' && at(s, kind, q) <= '9') q++, digits++;
+    }
+    if (digits > 0) {
+        if (q < e && (at(s, kind, q) == 'e' || at(s, kind, q) == 'E')) {
+            Py_ssize_t x = q + 1, xd = 0;
+            if (x < e && (at(s, kind, x) == '-' || at(s, kind, x) == '+')) x++;
+            while (x < e && at(s, kind, x) >= '0' && at(s, kind, x) <= '9') x++, xd++;
+            if (xd == 0) return 0;
+            q = x;
+        }
+        return q == e;
+    }
+    for (size_t w = 0; w < sizeof(words) / sizeof(words[0]); w++) {
+        Py_ssize_t len = (Py_ssize_t)strlen(words[w]);
+        if (e - k == len && starts(s, kind, k, e, words[w], len)) return 1;
+    }
+    return 0;
+}
+
+/* The pairs of a dict line of exactly the shape ``{'key': 'value', 'key': value}`` (keys of 1 to 80 characters
+ * without a quote or a line break, values numbers as is_number reads them, each quoted or not, nothing else on the
+ * line), as [(key, value, quoted)]; None for any other line. _HF_PAIR's finditer on such a line finds exactly these
+ * pairs: a match starts at a quote; the key's greedy run stops at its closing quote; the value's greedy first try is
+ * the whole number, and the closing quote and the ``,`` or ``}`` after it let it stand; the next search starts at the
+ * ``, `` before the next key's quote. */
+static PyObject *hf_pairs_of(PyObject *line, const void *s, const int kind, Py_ssize_t n) {
+    if (n < 2 || at(s, kind, 0) != '{' || at(s, kind, n - 1) != '}') Py_RETURN_NONE;
+    PyObject *out = PyList_New(0);
+    if (out == NULL) return NULL;
+    Py_ssize_t k = 1;
+    for (;;) {
+        if (k >= n || at(s, kind, k) != '\'') goto not_simple;
+        Py_ssize_t key = ++k;
+        while (k < n && at(s, kind, k) != '\'' && at(s, kind, k) != '\n') k++;
+        if (k - key < 1 || k - key > 80 || !starts(s, kind, k, n, LIT("': "))) goto not_simple;
+        Py_ssize_t key_end = k;
+        k += 3;
+        int quoted = k < n && at(s, kind, k) == '\'';
+        Py_ssize_t v = k + quoted, v_end = v;
+        while (v_end < n && at(s, kind, v_end) != '\'' && at(s, kind, v_end) != ',' && at(s, kind, v_end) != '}')
+            v_end++;
+        if (!is_number(s, kind, v, v_end)) goto not_simple;
+        k = v_end;
+        if (quoted) {
+            if (k >= n || at(s, kind, k) != '\'') goto not_simple;
+            k++;
+        }
+        if (k >= n || (at(s, kind, k) != ',' && at(s, kind, k) != '}')) goto not_simple;
+        PyObject *item = PyTuple_New(3), *ks = PyUnicode_Substring(line, key, key_end);
+        PyObject *vs = PyUnicode_Substring(line, v, v_end);
+        if (item == NULL || ks == NULL || vs == NULL) {
+            Py_XDECREF(item);
+            Py_XDECREF(ks);
+            Py_XDECREF(vs);
+            Py_DECREF(out);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(item, 0, ks);
+        PyTuple_SET_ITEM(item, 1, vs);
+        PyTuple_SET_ITEM(item, 2, Py_NewRef(quoted ? Py_True : Py_False));
+        if (PyList_Append(out, item) < 0) {
+            Py_DECREF(item);
+            Py_DECREF(out);
+            return NULL;
+        }
+        Py_DECREF(item);
+        if (k == n - 1) return out;  /* the closing brace */
+        if (!starts(s, kind, k, n, LIT(", "))) goto not_simple;
+        k += 2;
+    }
+not_simple:
+    Py_DECREF(out);
+    Py_RETURN_NONE;
+}
+
+PyDoc_STRVAR(hf_pairs_doc,
+"hf_pairs(line) -> [(key, value, quoted), ...] or None\n\n"
+"The pairs _HF_PAIR finds on an HF Trainer dict line of the plain shape {'key': 'number', 'key': number}\n"
+"(quoted: the match ends with a quote); None for any other line, which the regex reads.");
+
+static PyObject *hf_pairs(PyObject *self, PyObject *line) {
+    if (!PyUnicode_Check(line)) {
+        PyErr_SetString(PyExc_TypeError, "hf_pairs takes a str");
+        return NULL;
+    }
+    const void *data = PyUnicode_DATA(line);
+    Py_ssize_t n = PyUnicode_GET_LENGTH(line);
+    switch (PyUnicode_KIND(line)) {
+    case PyUnicode_1BYTE_KIND:
+        return hf_pairs_of(line, data, PyUnicode_1BYTE_KIND, n);
+    case PyUnicode_2BYTE_KIND:
+        return hf_pairs_of(line, data, PyUnicode_2BYTE_KIND, n);
+    default:
+        return hf_pairs_of(line, data, PyUnicode_4BYTE_KIND, n);
+    }
+}
+
 static PyMethodDef methods[] = {
     {"stdout_lines", stdout_lines, METH_VARARGS, stdout_lines_doc},
+    {"hf_pairs", hf_pairs, METH_O, hf_pairs_doc},
     {NULL, NULL, 0, NULL},
 };
 
