@@ -1,5 +1,5 @@
-"""The optional compiled scanners (trainlint.core._cscan, _cjsonl, _ctext), line counter (_clines) and series
-measurements (_cstats); everything else is declared in pyproject.toml.
+"""The optional compiled scanners (trainlint.core._cscan, _cjsonl, _ctext, _cstdout), line counter (_clines)
+and series measurements (_cstats); everything else is declared in pyproject.toml.
 
 ``optional=True``: without a compiler (or Python headers) the build warns and goes on, and the package is the
 pure-Python one, which reads every log identically. ``TRAINLINT_PURE=1`` at build time leaves the extension out
@@ -17,7 +17,7 @@ CORE = "server/trainlint/core/"
 # buffers are shared headers
 HEADERS = [f"{CORE}_cfloat.h", f"{CORE}_cpow10.h", f"{CORE}_cgrow.h"]
 MODULES = [Extension(f"trainlint.core.{name}", [f"{CORE}{name}.c"], depends=HEADERS, optional=True)
-           for name in ("_cscan", "_cjsonl", "_ctext", "_clines")]
+           for name in ("_cscan", "_cjsonl", "_ctext", "_cstdout", "_clines")]
 # the judge's measurements must be the Python loops' bit for bit: no fused multiply-add where a compiler would
 # contract one (gcc's default for C, on every platform with an FMA instruction)
 EXACT = [] if sys.platform == "win32" else ["-ffp-contract=off"]

@@ -1,5 +1,5 @@
 """Read and judge every log under the given roots and print, per log, what the readers produced and the `check`
-JSON: run once with the compiled scanners (_cscan, _cjsonl) and once with TRAINLINT_PURE=1 by
+JSON: run once with the compiled scanners (_cscan, _cjsonl, _ctext, _cstdout) and once with TRAINLINT_PURE=1 by
 tests/test_compiled_scanner.py.
 
     python tests/cscan_dump.py ROOT ... > dump.json
@@ -16,7 +16,7 @@ import json
 import sys
 
 from trainlint.config import Config
-from trainlint.core.accel import CJSONL, CSCAN, CTEXT, CTEXT_REASON, JSONL_REASON, REASON
+from trainlint.core.accel import CJSONL, CSCAN, CSTDOUT, CTEXT, CTEXT_REASON, JSONL_REASON, REASON, STDOUT_REASON
 from trainlint.judge import judge_path
 from trainlint.output import check_json
 from trainlint.runs import Companions, plan
@@ -49,4 +49,5 @@ def dump(roots: list[str]) -> dict[str, object]:
 if __name__ == "__main__":
     json.dump({"compiled": CSCAN is not None, "reason": REASON, "jsonl_compiled": CJSONL is not None,
                "jsonl_reason": JSONL_REASON, "text_compiled": CTEXT is not None, "text_reason": CTEXT_REASON,
+               "stdout_compiled": CSTDOUT is not None, "stdout_reason": STDOUT_REASON,
                "logs": dump(sys.argv[1:])}, sys.stdout, sort_keys=True, default=str)

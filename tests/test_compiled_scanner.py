@@ -1,4 +1,4 @@
-"""The compiled scanners (trainlint.core._cscan, trainlint.core._cjsonl) and the pure-Python readers read every
+"""The compiled scanners (trainlint.core._cscan, _cjsonl, _ctext, _cstdout) and the pure-Python readers read every
 real log identically.
 
 Both paths judge every log of the corpus, the live gallery and the labelled population in their own process (the
@@ -34,14 +34,14 @@ pytestmark = pytest.mark.corpus
 
 ROOTS = [CORPUS, FIXTURES / "live", FIXTURES / "population"]
 # The formats whose hot loop the scanner has, and the fewest real logs of each the comparison must include.
-COVERED = {"csv": 20, "jsonl": 100, "tfevents": 20, "coqui": 6}  # coqui: only 6 real Coqui logs exist here
+COVERED = {"csv": 20, "jsonl": 100, "tfevents": 20, "coqui": 6, "text": 300}  # coqui: only 6 real Coqui logs exist
 
 
 def _compiled_reason(fmt: str = "csv") -> str | None:
     from trainlint.core import accel
 
-    module, reason = {"jsonl": (accel.CJSONL, accel.JSONL_REASON), "coqui": (accel.CTEXT, accel.CTEXT_REASON)}.get(
-        fmt, (accel.CSCAN, accel.REASON))
+    module, reason = {"jsonl": (accel.CJSONL, accel.JSONL_REASON), "coqui": (accel.CTEXT, accel.CTEXT_REASON),
+                      "text": (accel.CSTDOUT, accel.STDOUT_REASON)}.get(fmt, (accel.CSCAN, accel.REASON))
     return None if module is not None else reason
 
 
@@ -62,6 +62,8 @@ def dumps() -> tuple[dict, dict]:
     assert compiled["compiled"] and not pure["compiled"], (compiled["reason"], pure["reason"])
     assert compiled["jsonl_compiled"] and not pure["jsonl_compiled"], (compiled["jsonl_reason"], pure["jsonl_reason"])
     assert compiled["text_compiled"] and not pure["text_compiled"], (compiled["text_reason"], pure["text_reason"])
+    assert compiled["stdout_compiled"] and not pure["stdout_compiled"], (compiled["stdout_reason"],
+                                                                         pure["stdout_reason"])
     return compiled["logs"], pure["logs"]
 
 

@@ -32,17 +32,17 @@ def _ctext_reason() -> str | None:
 
 
 def test_the_pure_path_is_forced_for_the_text_scanner_too() -> None:
-    """TRAINLINT_PURE=1 leaves CTEXT None, with the reason, as it does CSCAN."""
+    """TRAINLINT_PURE=1 leaves CTEXT and CSTDOUT None, with the reason, as it does CSCAN."""
     import os
     import subprocess
     import sys
 
     from conftest import ROOT
 
-    code = "from trainlint.core import accel; print(accel.CTEXT is None, accel.CTEXT_REASON)"
+    code = "from trainlint.core import accel; print(accel.CTEXT is None, accel.CSTDOUT is None, accel.STDOUT_REASON)"
     env = {**os.environ, "PYTHONPATH": str(ROOT / "server"), "TRAINLINT_PURE": "1"}
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
-    assert r.stdout.startswith("True TRAINLINT_PURE is set"), r.stdout
+    assert r.stdout.startswith("True True TRAINLINT_PURE is set"), r.stdout
 
 
 def _read_both(path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[object, object]:
@@ -256,3 +256,180 @@ def test_damaged_copies_of_real_coqui_logs_read_identically(tmp_path: Path, monk
             a, b = _read_both(p, monkeypatch)
             _same_reading(a, b, f"{src} {what}")
     print(f"coqui: {len(files) * 9} copies of {len(files)} files compared")
+
+
+# -- the general stdout reader's line pass (trainlint.core._cstdout) ------------------------------------------------
+
+def _cstdout_reason() -> str | None:
+    from trainlint.core import accel
+
+    return None if accel.CSTDOUT is not None else accel.STDOUT_REASON
+
+
+def _read_stdout_both(path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[object, object]:
+    """(compiled, pure) reads of one stdout file in this process: the reader's CSTDOUT set to None for the second."""
+    import trainlint.readers.text_stdout as text_stdout
+    from trainlint.readers import read
+
+    compiled = read(str(path), "text")
+    with monkeypatch.context() as m:
+        m.setattr(text_stdout, "CSTDOUT", None)
+        pure = read(str(path), "text")
+    return compiled, pure
+
+
+def _bar(r: random.Random, step: int, total: int) -> str:
+    desc = r.choice(["", "", "Epoch 1/3: ", f"Epoch {step % 4}: ", "Evaluating: ", "Training: ", "1|5|Loss: 0.6489: ",
+                     "7|12|Loss: nan: "])
+    fill = r.choice(["", "▏", "█" * 3 + "▌", "#####", "𝟘"])
+    post = r.choice(["", "", "", f", loss={r.random():.4f}", f", loss={r.random():.3f}, lr=1e-4, v_num=0",
+                     f", loss={r.random():.3g}, epoch=1.0", ", train_loss_step=nan"])
+    esc = r.choice(["", "", "", "\x1b[A", "\x1b[1m", "\x1b[", "\x08", "\x1b[0;32m", "\x1b[?25l"])
+    pct = 100 * step // max(total, 1)
+    line = f"{desc}{pct:3d}%|{fill:10s}| {step}/{total} [00:0{step % 10}<00:00, {r.random() * 1e3:.2f}it/s{post}]"
+    at = len(line) if r.random() < 0.7 else r.randrange(len(line) + 1)  # a colour code anywhere, even in "%|"
+    return line[:at] + esc + line[at:]
+
+
+_STDOUT_OTHER = [
+    "", " " * 48, "   \x1b[A", "\t", "\x0c", "\xa0 ", "\x1b[A", "\x08", "***** train metrics *****",
+    "***** eval metrics *****",
+    "  train_loss = 2.13", "  epoch = 3.0", "*****", "* note", "`Trainer.fit` stopped: `max_epochs=3` reached.",
+    "GPU available: True (cuda), used: True", "GPU available: False, 50%|x| 1/2 [00:00<00:00]", "step 12: loss 1.5",
+    "iter 3: loss 2.0, time 12.1ms, mfu 3.2%", "Traceback (most recent call last):", "KeyboardInterrupt",
+    "Epoch 1/3", "16/16 ━━━━ 0s 2ms/step - loss: 0.41 - val_loss: 0.52", "50% | 1/2", "a %| b", "x %|= y",
+    "{'train_runtime': '12.3', 'train_loss': '1.5', 'epoch': '3'}", "{'eval_loss': '1.2', 'epoch': '1.0'}",
+    "1|5|Loss: 0.6489: 10%|█         | 5/50 [00:01<00:10,  4.5it/s]", "é 50%|é| 1/2 [00:00<00:00]",
+    "\x1b[1m 30%|\x1b[0m=| 3/10 [00:00<00:00]", "%\x1b[A| 1/2 [00:00<00:00]", "=\x1b[A 5%|x| 1/2 [00:00<00:00]"]
+
+
+def _stdout_text(r: random.Random) -> str:
+    """An HF / tqdm / Lightning stdout: bars redrawn over each other, the blank line tqdm clears them with, dicts,
+    metrics blocks, Lightning's lines, torchtune's bar, and near misses (colour codes, cursor moves, backspaces,
+    broken escapes, ``%|`` and ``=`` split by a colour code, non-ASCII of each width)."""
+    out, step, total = [], 0, r.choice([20, 300, 16])
+    for _ in range(r.randint(1, 80)):
+        k = r.random()
+        if k < 0.55:
+            step += r.randint(0, 2)
+            out.append(_bar(r, step, total))
+        elif k < 0.7:
+            ep = (step + r.randint(-2, 2)) / max(total / 3, 1)
+            loss = r.choice(["'1.5'", "1.5", "'nan'", "0.25"])
+            out.append(f"{{'loss': {loss}, 'grad_norm': '{r.random():.4g}', 'learning_rate': '1e-05', "
+                       f"'epoch': '{ep:.4g}'}}")
+        else:
+            out.append(r.choice(_STDOUT_OTHER))
+    if r.random() < 0.05:
+        out.append(_bar(r, step, total) + "x" * (1 << 16) + r.choice(["", ", loss=0.5]", "="]))
+    text = ""
+    for line in out:
+        text += line + r.choice(["\n", "\n", "\r", "\r", "\r\n", "\r\r\n"])
+    return text[:-1] if r.random() < 0.2 else text
+
+
+def test_random_stdout_texts_read_identically(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """2,000 stdout texts of real bar, dict and metrics lines and their near misses, read from a file by both paths:
+    the same series (bytes), events, problems and facts."""
+    if _cstdout_reason() is not None:
+        pytest.skip(_cstdout_reason())
+    r = random.Random(28)
+    p = tmp_path / "train.log"
+    for k in range(2000):
+        text = _stdout_text(r)
+        p.write_bytes(text.encode("utf-8"))
+        a, b = _read_stdout_both(p, monkeypatch)
+        _same_reading(a, b, f"text {k}: {text!r}")
+
+
+def test_stdout_chunks_read_identically(monkeypatch: pytest.MonkeyPatch) -> None:
+    """One stdout text scanned in two chunks, cut at every line, by both paths: the pending bar and the metrics block a
+    chunk ends in carry into the next."""
+    if _cstdout_reason() is not None:
+        pytest.skip(_cstdout_reason())
+    import trainlint.readers.text_stdout as text_stdout
+    from trainlint.core.lines import split_lines
+    from trainlint.core.model import LogFile
+
+    r = random.Random(7)
+    for k in range(150):
+        lines = split_lines(_stdout_text(r))
+        for cut in range(1, len(lines)):
+            logs = []
+            for pure in (False, True):
+                with monkeypatch.context() as m:
+                    if pure:
+                        m.setattr(text_stdout, "CSTDOUT", None)
+                    log = LogFile(path="x", format="text")
+                    reader = text_stdout.TextStdoutReader(log)
+                    reader.scan("\n".join(lines[:cut]) + "\n", 1)
+                    reader.scan("\n".join(lines[cut:]), cut + 1)
+                    reader.finish()
+                    logs.append(log)
+            _same_reading(*logs, f"text {k} cut at line {cut}: {lines!r}")
+
+
+@pytest.mark.corpus
+def test_damaged_copies_of_real_stdout_logs_read_identically(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Bit flips, cut tails (a provisional last line), copied and dropped spans of the gallery's stdout logs (HF,
+    TRL, tqdm, Lightning, torchtune, nanoGPT, Keras): each read by both paths gives the same series, events, facts."""
+    if _cstdout_reason() is not None:
+        pytest.skip(_cstdout_reason())
+    files = sorted(p for p in (FIXTURES / "live").glob("*/*")
+                   if p.suffix in (".log", ".txt", ".out") and p.stat().st_size)
+    assert len(files) >= 10, files
+    rnd = random.Random(28)
+    for src in files:
+        raw = src.read_bytes()
+        for what, data in [("as is", raw), *_mutants(raw, rnd, 8)]:
+            p = tmp_path / "train.log"
+            p.write_bytes(data)
+            a, b = _read_stdout_both(p, monkeypatch)
+            _same_reading(a, b, f"{src} {what}")
+    print(f"stdout: {len(files) * 9} copies of {len(files)} files compared")
+
+
+_HF_KEYS = ["loss", "grad_norm", "learning_rate", "epoch", "eval_loss", "train_runtime", "rewards/chosen", "a b",
+            "x" * 80, "x" * 81, "", "é", "𝟘", "k'", "k\n", "k:", "k,", "{", "}", "k': 'v", " ", "'"]
+_HF_VALUES = ["3.709", "1e-05", "-0.5", "+.5", "5.", ".5e+3", "0", "nan", "-inf", "Infinity", "infinity", "INF",
+              "NaN", "Inf", "1e", "1e+", "e5", ".", "-", "", "1.2.3", "1_0", "١٢", "0x10", "None", "[1, 2]", "3.7x",
+              "12345678901234567890", "in", "nanx", "1,5", "'", " 1", "1 "]
+
+
+def _hf_line(r: random.Random) -> str:
+    """A dict line as HF Trainer prints it (4.x bare floats, 5.x quoted strings), or a near miss of each piece."""
+    pairs = []
+    for _ in range(r.randint(1, 5)):
+        key = r.choice(_HF_KEYS) if r.random() < 0.1 else r.choice(_HF_KEYS[:7])
+        value = r.choice(_HF_VALUES) if r.random() < 0.1 else r.choice(_HF_VALUES[:12])
+        q1, q2 = r.choice([("'", "'")] * 4 + [("", "")] * 4 + [("'", ""), ("", "'")])
+        colon = r.choice(["': "] * 12 + ["':", "' : ", "':  "])
+        pairs.append(f"'{key}{colon}{q1}{value}{q2}")
+    sep = r.choice([", "] * 12 + [",", " , ", ",  ", "; "])
+    head, tail = r.choice([("{", "}")] * 12 + [(" {", "}"), ("{", "} "), ("{", "}x"), ("{", ""), ("{{", "}}"),
+                                               ("{", ",}"), ("{", "}}")])
+    return head + sep.join(pairs) + tail
+
+
+def test_hf_pairs_are_the_regex_pairs() -> None:
+    """`hf_pairs` returns, for every plain dict line, exactly the (key, value, ends with a quote) of `_HF_PAIR`'s
+    matches, and None for a line it does not read (then the regex reads it): 30,000 random dict lines of real keys
+    and values and near misses of each piece (quotes, colon, separator, braces, numbers the regex reads in part or
+    not at all, keys of 81 characters, non-ASCII digits)."""
+    if _cstdout_reason() is not None:
+        pytest.skip(_cstdout_reason())
+    from trainlint.core import accel
+    from trainlint.readers.text_stdout import _HF_PAIR
+
+    r = random.Random(28)
+    read = 0
+    for _ in range(30000):
+        line = _hf_line(r)
+        got = accel.CSTDOUT.hf_pairs(line)
+        if got is None:
+            continue
+        read += 1
+        want = [(m.group("key"), m.group("v"), m.group(0).endswith("'")) for m in _HF_PAIR.finditer(line)]
+        assert got == want, line
+    print(f"{read} plain dict lines compared")
+    assert read >= 3000, read  # the plain shape is most of what the generator makes: the claim has lines behind it

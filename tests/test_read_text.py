@@ -58,3 +58,66 @@ def test_lines_before_the_first_step_are_not_measurements(tmp_path):
     p.write_text("config: lr=0.1 loss: 3.0\nstep 1, loss: 2.5\nlr: 0.01\nstep 2, loss: 2.4\n")
     log = read(str(p))
     assert list(series(log, "loss").steps) == [1, 2] and list(series(log, "lr").steps) == [1]
+
+
+def _full_search_hf_lag(self, st, pairs, step, is_eval=False):
+    """TextStdoutReader._hf_lag as it was before issue 28: the search for the steps per epoch re-checks every kept
+    epoch at every dict. The reference the incremental search is held to."""
+    import math
+
+    m = next((p for p in pairs if p[0] == "epoch"), None)  # (key, value text, quoted)
+    epoch = m[1] if m is not None else None
+    try:
+        ep = float(epoch) if epoch is not None else 0.0
+    except ValueError:
+        ep = 0.0
+    if ep <= 0 or epoch is None or m is None or st.hf_spe < 0:
+        return step
+    if m[2]:
+        half = 0.5 * 10.0 ** (math.floor(math.log10(ep)) - 3) + 1e-12
+    else:
+        half = 0.5 * 10.0 ** -(len(epoch.split(".")[1]) if "." in epoch else 0) + 1e-12
+    st.hf_epochs.append((ep - half, ep + half, step))
+    del st.hf_epochs[:-16]
+    spe = max(1, int(st.hf_spe))
+    limit = max(st.bar_total, 1) * 4 + 64
+    while spe <= limit and not all(math.floor(hi * spe) >= max(math.ceil(lo * spe), bar)
+                                   for lo, hi, bar in st.hf_epochs):
+        spe += 1
+    if spe > limit:
+        st.hf_spe = -1.0
+        return step
+    st.hf_spe = float(spe)
+    if 2 * half * spe < 1:
+        step = max(step, float(round(ep * spe)))
+    last = st.hf_last
+    if not is_eval:
+        if last is not None and step <= last[0] and ep > last[1]:
+            step = last[0] + 1
+        st.hf_last = (step, ep)
+    return step
+
+
+def test_the_steps_per_epoch_search_gives_the_full_search_steps(monkeypatch):
+    """`_hf_lag` checks only the new epoch against the steps per epoch found last (they satisfy every epoch kept
+    before it): every HF stdout of the gallery, the population and the corpus gets the steps, values, lines and
+    facts the full search gives."""
+    from conftest import CORPUS, FIXTURES
+    from trainlint.readers import text_stdout
+
+    roots = [FIXTURES / "live", FIXTURES / "population", CORPUS]
+    files = sorted(p for root in roots for ext in ("log", "txt", "out") for p in root.rglob(f"*.{ext}")
+                   if p.is_file() and "'epoch'" in p.read_text(errors="replace"))
+    assert len(files) >= 20, files
+
+    def view(log):  # bytes: a NaN equals itself
+        return ({k: (s.steps.tobytes(), s.values.tobytes(), s.lines.tobytes()) for k, s in log.series.items()},
+                [(e.kind, e.step, e.line) for e in log.events], dict(log.facts))
+
+    for p in files:
+        fast = view(read(str(p), "text"))
+        with monkeypatch.context() as m:
+            m.setattr(text_stdout.TextStdoutReader, "_hf_lag", _full_search_hf_lag)
+            full = view(read(str(p), "text"))
+        assert fast == full, p
+    print(f"{len(files)} HF stdout logs compared")

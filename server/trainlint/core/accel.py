@@ -1,10 +1,12 @@
 """The compiled scanners, each a C extension built by ``pip install`` when a compiler is there, or None: the
 readers' own Python loops, which read every log identically (tests/test_compiled_scanner.py,
 tests/test_compiled_text.py). ``CSCAN`` (``trainlint.core._cscan``): CSV rows and event files; ``CJSONL``
-(``_cjsonl``): JSON lines; ``CTEXT`` (``_ctext``): Coqui's text lines; ``CLINES`` (``_clines``): the line breaks
-every line-based reader's chunk is counted for; ``CSTATS`` (``_cstats``): the judge's per-point loops over a series
-(rules/stats.py, rules/noise.py). Each is its own module, built apart, so either can be missing alone; each has
-its reason (``REASON``, ``JSONL_REASON``, ``CTEXT_REASON``, ``CLINES_REASON``, ``CSTATS_REASON``).
+(``_cjsonl``): JSON lines; ``CTEXT`` (``_ctext``): Coqui's text lines; ``CSTDOUT`` (``_cstdout``): the general
+stdout reader's lines, split, cleaned and without the bar redraws it would only store; ``CLINES`` (``_clines``):
+the line breaks every line-based reader's chunk is counted for; ``CSTATS`` (``_cstats``): the judge's per-point
+loops over a series (rules/stats.py, noise.py, timing.py). Each is its own module, built apart, so any can be
+missing alone; each has its reason (``REASON``, ``JSONL_REASON``, ``CTEXT_REASON``, ``STDOUT_REASON``,
+``CLINES_REASON``, ``CSTATS_REASON``).
 
 Chosen once, at import: ``TRAINLINT_PURE=1`` forces the Python path (to compare the two, or to rule the extension
 out when a result looks wrong); a missing or unloadable extension falls back with the reason.
@@ -32,5 +34,6 @@ def _load(module: str, what: str, fallback: str) -> tuple[ModuleType | None, str
 CSCAN, REASON = _load("_cscan", "compiled scanner", "the pure-Python readers are in use")
 CJSONL, JSONL_REASON = _load("_cjsonl", "compiled JSONL scanner", "the pure-Python JSONL reader is in use")
 CTEXT, CTEXT_REASON = _load("_ctext", "compiled text scanner", "the pure-Python readers are in use")
+CSTDOUT, STDOUT_REASON = _load("_cstdout", "compiled stdout line pass", "the pure-Python stdout reader is in use")
 CLINES, CLINES_REASON = _load("_clines", "compiled line counter", "core/lines.py counts with bytes.count")
 CSTATS, CSTATS_REASON = _load("_cstats", "compiled series measurements", "the rules' Python loops are in use")

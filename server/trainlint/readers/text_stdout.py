@@ -24,6 +24,7 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from ..core.accel import CSTDOUT
 from ..core.lines import MAX_MATCH_LINE, split_lines
 from ..core.model import NUMBER_RE, Event, EventKind, Locator, LogFile, Role, Series, parse_number
 from ..core.roles import Classified, RoleMap, classify
@@ -167,10 +168,28 @@ class TextStdoutReader(FormatReader):
         self.state = st
 
     def scan(self, text: str, first_line: int) -> None:
+        """Each line through `_line`, except the two kinds most lines of a live run are, whose outcome is known
+        without the call: a progress bar's redraw without a postfix (no ``=``, nothing `clean` removes, within
+        `MAX_MATCH_LINE`, none of the strings `_line` looks for before it: the Lightning stop and GPU lines,
+        torchtune's ``|Loss: ``) only becomes the pending bar, and a line of blanks (tqdm clearing its bar) only
+        closes a metrics block, as no pattern matches it and it holds no ``=``."""
         st: _State = self.state
+        line_at = self._line
+        if CSTDOUT is not None:  # the same lines cleaned in C, without the redraws and blanks nothing observes
+            for n, line in CSTDOUT.stdout_lines(text, first_line, MAX_MATCH_LINE):
+                line_at(line, n, st)
+            return
         for offset, line in enumerate(split_lines(text)):
-            if line:
-                self._line(clean(line[:MAX_MATCH_LINE]), first_line + offset, st)
+            if not line:
+                continue
+            if ("%|" in line and "=" not in line and len(line) <= MAX_MATCH_LINE and "\x1b" not in line
+                    and "\x08" not in line and "|Loss: " not in line and "`Trainer.fit` " not in line
+                    and "GPU available: " not in line):
+                st.pending_bar = line
+            elif line.isspace():
+                st.in_metrics_block = False
+            else:
+                line_at(clean(line[:MAX_MATCH_LINE]), first_line + offset, st)
 
     def _line(self, line: str, n: int, st: _State) -> None:
         log = self.log
@@ -372,8 +391,8 @@ class TextStdoutReader(FormatReader):
     # -- HF Trainer dicts -------------------------------------------------------------------
     def _hf_dict(self, line: str, n: int, st: _State) -> None:
         """HF Trainer prints a dict per log call without the step: the bar before it has the step."""
-        pairs = list(_HF_PAIR.finditer(line)) or list(_PAIR.finditer(line))
-        keys = {p.group("key") for p in pairs}
+        pairs = _hf_pairs(line)
+        keys = {k for k, _, _ in pairs}
         if "train_runtime" in keys:
             at = st.bar_step if st.bar_step is not None else float(st.hf_train_index)
             self.log.events.append(Event(EventKind.END_OF_RUN, at, n, "end-of-run summary"))
@@ -393,29 +412,28 @@ class TextStdoutReader(FormatReader):
         else:
             step, basis = float(st.hf_train_index), "index"
         st.step = step
-        for p in pairs:
-            key = p.group("key")
+        for key, raw, _ in pairs:
             if key == "epoch":
                 continue
-            s = self._point(key, p.group("v"), n, step, pair_locator(key), None, basis)
+            s = self._point(key, raw, n, step, pair_locator(key), None, basis)
             if s is not None and st.hf_mode is None and basis == "progress-bar":
                 st.hf_pending.append((s.key, len(s) - 1, st.hf_train_index))
 
-    def _hf_lag(self, st: _State, pairs: list[re.Match[str]], step: float, is_eval: bool = False) -> float:
+    def _hf_lag(self, st: _State, pairs: list[tuple[str, str, bool]], step: float, is_eval: bool = False) -> float:
         """The step of a dict whose bar lags (tqdm redraws at most every 0.1 s, so the position printed before a dict
         is often a few steps behind it): a progress-bar counter is never put over what the log prints, and HF
         prints each dict's epoch, global step / steps per epoch. The steps per epoch are the smallest whole number
         that makes every epoch printed so far a whole step (within its printed digits) and no step behind its bar;
         the epoch then gives the step when its digits pin it to one."""
-        m = next((p for p in pairs if p.group("key") == "epoch"), None)
-        epoch = m.group("v") if m is not None else None
+        m = next((p for p in pairs if p[0] == "epoch"), None)
+        epoch = m[1] if m is not None else None
         try:
             ep = float(epoch) if epoch is not None else 0.0
         except ValueError:
             ep = 0.0
         if ep <= 0 or epoch is None or m is None or st.hf_spe < 0:
             return step
-        if m.group(0).endswith("'"):  # 5.x quotes its values, formatted to 4 significant digits ('2.5' is 2.500)
+        if m[2]:  # 5.x quotes its values, formatted to 4 significant digits ('2.5' is 2.500)
             half = 0.5 * 10.0 ** (math.floor(math.log10(ep)) - 3) + 1e-12
         else:  # 4.x prints the float as rounded: its decimals are its precision
             half = 0.5 * 10.0 ** -(len(epoch.split(".")[1]) if "." in epoch else 0) + 1e-12
@@ -423,9 +441,14 @@ class TextStdoutReader(FormatReader):
         del st.hf_epochs[:-16]
         spe = max(1, int(st.hf_spe))
         limit = max(st.bar_total, 1) * 4 + 64
-        while spe <= limit and not all(math.floor(hi * spe) >= max(math.ceil(lo * spe), bar)
-                                       for lo, hi, bar in st.hf_epochs):
-            spe += 1
+        lo, hi = ep - half, ep + half
+        # The steps per epoch found last time satisfy every epoch kept before this one (dropping the oldest only
+        # removes a condition), so while the new epoch fits them too, the search below would stop at once: check
+        # only the new one (169k dicts of a 100 MB HF stdout re-ran up to 16 conditions each).
+        if not (spe <= limit and math.floor(hi * spe) >= max(math.ceil(lo * spe), step)):
+            while spe <= limit and not all(math.floor(hi * spe) >= max(math.ceil(lo * spe), bar)
+                                           for lo, hi, bar in st.hf_epochs):
+                spe += 1
         if spe > limit:
             st.hf_spe = -1.0  # no whole number fits: the epochs are not global step / steps per epoch
             return step
@@ -440,14 +463,14 @@ class TextStdoutReader(FormatReader):
         return step
 
     @staticmethod
-    def _hf_index_resume(st: _State, pairs: list[re.Match[str]]) -> None:
+    def _hf_index_resume(st: _State, pairs: list[tuple[str, str, bool]]) -> None:
         """A train dict's place when the count of dicts is the step (no bar): a resume into the same stdout prints
         the dicts from its checkpoint's step again, and only their `epoch` (global step / steps per epoch, rising
         within an attempt) shows it. A dict whose epoch is below the last one's takes the place after the earlier
         dicts of lower epochs, so the steps go back at the seam as a logged step counter's do."""
-        m = next((p for p in pairs if p.group("key") == "epoch"), None)
+        m = next((p for p in pairs if p[0] == "epoch"), None)
         try:
-            ep = float(m.group("v")) if m is not None else math.nan
+            ep = float(m[1]) if m is not None else math.nan
         except ValueError:
             ep = math.nan
         if not math.isfinite(ep):
@@ -541,6 +564,18 @@ class TextStdoutReader(FormatReader):
         if basis != "epoch":
             self.log.facts["last_step"] = step
         return s
+
+
+def _hf_pairs(line: str) -> list[tuple[str, str, bool]]:
+    """An HF dict's pairs as (key, value text, whether the match ends with a quote: 5.x's quoted values), by
+    `_HF_PAIR` or, finding none, `_PAIR`; the compiled `hf_pairs` reads the plain dicts (``{'key': 'number', …}``,
+    the shape every Trainer prints) without the regex's backtracking and returns None for any other line."""
+    if CSTDOUT is not None:
+        pairs = CSTDOUT.hf_pairs(line)
+        if pairs is not None:
+            return pairs
+    ms = list(_HF_PAIR.finditer(line)) or list(_PAIR.finditer(line))
+    return [(m.group("key"), m.group("v"), m.group(0).endswith("'")) for m in ms]
 
 
 @lru_cache(maxsize=256)

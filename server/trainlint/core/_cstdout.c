@@ -1,0 +1,362 @@
+/* trainlint's compiled line pass for the general stdout reader (readers/text_stdout.py), with its Python as the
+ * fallback.
+ *
+ * Most lines of a live run's stdout are a progress bar's redraws: a real HF Transformers 5.x stdout is 59% bar lines
+ * without a postfix, whose only effect in TextStdoutReader._line is to become the pending bar (replaced by the next
+ * one unless something settles it first), and 9% lines of blanks (tqdm clearing its bar), whose only effect is to
+ * close a metrics block. `stdout_lines` splits a chunk's text into lines as the LSP counts them (``\r\n``, a lone
+ * ``\r``, ``\n``), makes each one what `_line` is given (the first `max_line` characters, colour codes, cursor moves
+ * and backspaces removed: `clean`'s regex ``\x1b\[[0-9;?]*[A-Za-z]|\x08``) and hands back, with its line number,
+ * every line except:
+ *   - a bar redraw (``%|``, no ``=``, none of the strings `_line` looks for before it: ``|Loss: ``, ``GPU available:
+ *     ``, ```Trainer.fit` ``) followed by another one with only dropped lines between: its pending bar would be
+ *     replaced before anything reads it (the last of each run is handed back, and the chunk's last always);
+ *   - a line of blanks (empty once cleaned, or all `str.isspace`) while no metrics block can be open: none has been
+ *     handed back since the last blank that was (each chunk starts as if one could be open). A metrics block opens
+ *     only on a line starting with ``*****``, so a line starting with ``*`` marks it as possibly open.
+ * The reader calls `_line` on what comes back, in order: the same calls but the dropped ones, whose effect nothing
+ * observes, so both paths give identical output by construction (tests/test_compiled_text.py and
+ * tests/test_compiled_scanner.py hold them to it).
+ *
+ * Its own extension module, so that each scanner can be built, and fall back, on its own.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <string.h>
+
+#if defined(__GNUC__) || defined(__clang__)
+#define ALWAYS_INLINE inline __attribute__((always_inline))
+#else
+#define ALWAYS_INLINE inline
+#endif
+
+/* The code point at i of a str's data of this kind (a constant where it is inlined: one loop per kind). */
+static ALWAYS_INLINE Py_UCS4 at(const void *data, const int kind, Py_ssize_t i) {
+    if (kind == PyUnicode_1BYTE_KIND) return ((const Py_UCS1 *)data)[i];
+    if (kind == PyUnicode_2BYTE_KIND) return ((const Py_UCS2 *)data)[i];
+    return ((const Py_UCS4 *)data)[i];
+}
+
+/* s[k:] starts with the ASCII string lit (of length len). */
+static ALWAYS_INLINE int starts(const void *s, const int kind, Py_ssize_t k, Py_ssize_t n, const char *lit,
+                                Py_ssize_t len) {
+    if (n - k < len) return 0;
+    for (Py_ssize_t q = 0; q < len; q++)
+        if (at(s, kind, k + q) != (Py_UCS4)(unsigned char)lit[q]) return 0;
+    return 1;
+}
+
+/* What `_line` would do with a cleaned line: only store it as the pending bar (REDRAW), only close a metrics block
+ * (BLANK), possibly open one (STAR: its first character is ``*``), or anything (0). */
+enum { SHAPE_OTHER = 0, SHAPE_REDRAW = 1, SHAPE_BLANK = 2, SHAPE_STAR = 4 };
+
+#define LIT(s) s, (Py_ssize_t)(sizeof(s) - 1)
+
+/* The shape of s[0:n] (an already cleaned line). */
+static ALWAYS_INLINE int shape_of(const void *s, const int kind, Py_ssize_t n) {
+    int pct = 0, eq = 0, other = 0, blank = 1;
+    for (Py_ssize_t k = 0; k < n; k++) {
+        Py_UCS4 c = at(s, kind, k);
+        if (blank && !Py_UNICODE_ISSPACE(c)) blank = 0;
+        switch (c) {
+        case '=':
+            eq = 1;
+            break;
+        case '%':
+            if (k + 1 < n && at(s, kind, k + 1) == '|') pct = 1;
+            break;
+        case '|':
+            if (starts(s, kind, k, n, LIT("|Loss: "))) other = 1;
+            break;
+        case 'G':
+            if (starts(s, kind, k, n, LIT("GPU available: "))) other = 1;
+            break;
+        case '`':
+            if (starts(s, kind, k, n, LIT("`Trainer.fit` "))) other = 1;
+            break;
+        default:
+            break;
+        }
+    }
+    if (blank) return SHAPE_BLANK;
+    if (pct && !eq && !other) return SHAPE_REDRAW;
+    return (n > 0 && at(s, kind, 0) == '*') ? SHAPE_STAR : SHAPE_OTHER;
+}
+
+/* `clean` of s[0:n] into out (room for n): ``\x1b[`` then digits, ``;`` or ``?`` then an ASCII letter, and
+ * backspaces, removed left to right as re.sub does. The cleaned length. */
+static ALWAYS_INLINE Py_ssize_t clean_into(const void *s, const int kind, Py_ssize_t n, Py_UCS4 *out) {
+    Py_ssize_t m = 0;
+    for (Py_ssize_t k = 0; k < n; k++) {
+        Py_UCS4 c = at(s, kind, k);
+        if (c == 0x08) continue;
+        if (c == 0x1b && k + 1 < n && at(s, kind, k + 1) == '[') {
+            Py_ssize_t q = k + 2;
+            Py_UCS4 d = 0;
+            while (q < n && (((d = at(s, kind, q)) >= '0' && d <= '9') || d == ';' || d == '?')) q++;
+            if (q < n && ((d >= 'A' && d <= 'Z') || (d >= 'a' && d <= 'z'))) {
+                k = q;
+                continue;
+            }
+        }
+        out[m++] = c;
+    }
+    return m;
+}
+
+typedef struct {
+    PyObject *text, *out;
+    Py_UCS4 *buf;  /* a cleaned line */
+    Py_ssize_t max_line;
+    /* the pending redraw not yet handed back: its start in the text, its length (truncated), its line number */
+    Py_ssize_t pend_start, pend_n, pend_no;
+    int pend_dirty, maybe_block;
+} Pass;
+
+/* Append (line number, the cleaned line text[start:start+n]) to the output. */
+static ALWAYS_INLINE int emit(Pass *p, const void *data, const int kind, Py_ssize_t start, Py_ssize_t n, int dirty,
+                              Py_ssize_t no) {
+    PyObject *line;
+    if (dirty) {
+        Py_ssize_t m = clean_into((const char *)data + start * kind, kind, n, p->buf);
+        line = PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, p->buf, m);
+    } else {
+        line = PyUnicode_Substring(p->text, start, start + n);
+    }
+    if (line == NULL) return -1;
+    PyObject *num = PyLong_FromSsize_t(no);
+    if (num == NULL) {
+        Py_DECREF(line);
+        return -1;
+    }
+    PyObject *item = PyTuple_New(2);
+    if (item == NULL) {
+        Py_DECREF(line);
+        Py_DECREF(num);
+        return -1;
+    }
+    PyTuple_SET_ITEM(item, 0, num);
+    PyTuple_SET_ITEM(item, 1, line);
+    int r = PyList_Append(p->out, item);
+    Py_DECREF(item);
+    return r;
+}
+
+static ALWAYS_INLINE int flush_pending(Pass *p, const void *data, const int kind) {
+    if (p->pend_start < 0) return 0;
+    Py_ssize_t start = p->pend_start;
+    p->pend_start = -1;
+    return emit(p, data, kind, start, p->pend_n, p->pend_dirty, p->pend_no);
+}
+
+/* One line, text[start:end] (not empty), numbered no. */
+static ALWAYS_INLINE int one_line(Pass *p, const void *data, const int kind, Py_ssize_t start, Py_ssize_t end,
+                                  Py_ssize_t no) {
+    Py_ssize_t n = end - start < p->max_line ? end - start : p->max_line;
+    const void *s = (const char *)data + start * kind;
+    int dirty = 0;
+    for (Py_ssize_t k = 0; k < n && !dirty; k++) {
+        Py_UCS4 c = at(s, kind, k);
+        dirty = c == 0x1b || c == 0x08;
+    }
+    int shape;
+    if (dirty) {
+        Py_ssize_t m = clean_into(s, kind, n, p->buf);
+        shape = shape_of(p->buf, PyUnicode_4BYTE_KIND, m);
+    } else {
+        shape = shape_of(s, kind, n);
+    }
+    if (shape == SHAPE_REDRAW) {  /* replaces the pending one, which nothing read */
+        p->pend_start = start;
+        p->pend_n = n;
+        p->pend_dirty = dirty;
+        p->pend_no = no;
+        return 0;
+    }
+    if (shape == SHAPE_BLANK && !p->maybe_block) return 0;  /* it would close a block that is not open */
+    if (flush_pending(p, data, kind) < 0 || emit(p, data, kind, start, n, dirty, no) < 0) return -1;
+    if (shape == SHAPE_BLANK) p->maybe_block = 0;
+    else if (shape == SHAPE_STAR) p->maybe_block = 1;
+    return 0;
+}
+
+/* Every line of the text, as split_lines splits it; empty lines are not read. */
+static ALWAYS_INLINE int all_lines(Pass *p, const void *data, const int kind, Py_ssize_t len, Py_ssize_t first) {
+    Py_ssize_t i = 0, no = first;
+    while (i < len) {
+        Py_ssize_t j = i;
+        Py_UCS4 c = 0;
+        while (j < len && (c = at(data, kind, j)) != '\n' && c != '\r') j++;
+        if (j > i && one_line(p, data, kind, i, j, no) < 0) return -1;
+        if (j < len) j += (c == '\r' && j + 1 < len && at(data, kind, j + 1) == '\n') ? 2 : 1;
+        i = j;
+        no++;
+    }
+    return flush_pending(p, data, kind);
+}
+
+PyDoc_STRVAR(stdout_lines_doc,
+"stdout_lines(text, first_line, max_line) -> [(line number, cleaned line), ...]\n\n"
+"The lines of text that TextStdoutReader._line must read, each as _line is given it (its first max_line\n"
+"characters, colour codes, cursor moves and backspaces removed): all but the bar redraws a later one replaces\n"
+"and the blank lines that close no metrics block.");
+
+static PyObject *stdout_lines(PyObject *self, PyObject *args) {
+    PyObject *text;
+    Py_ssize_t first, max_line;
+    if (!PyArg_ParseTuple(args, "Unn", &text, &first, &max_line)) return NULL;
+    if (max_line < 1) {
+        PyErr_SetString(PyExc_ValueError, "max_line must be positive");
+        return NULL;
+    }
+    Py_ssize_t len = PyUnicode_GET_LENGTH(text);
+    Pass p = {text, PyList_New(0), NULL, max_line, -1, 0, 0, 0, 1};
+    if (p.out == NULL) return NULL;
+    p.buf = PyMem_Malloc(sizeof(Py_UCS4) * (size_t)(len < max_line ? (len > 0 ? len : 1) : max_line));
+    if (p.buf == NULL) {
+        Py_DECREF(p.out);
+        return PyErr_NoMemory();
+    }
+    const void *data = PyUnicode_DATA(text);
+    int r;
+    switch (PyUnicode_KIND(text)) {
+    case PyUnicode_1BYTE_KIND:
+        r = all_lines(&p, data, PyUnicode_1BYTE_KIND, len, first);
+        break;
+    case PyUnicode_2BYTE_KIND:
+        r = all_lines(&p, data, PyUnicode_2BYTE_KIND, len, first);
+        break;
+    default:
+        r = all_lines(&p, data, PyUnicode_4BYTE_KIND, len, first);
+        break;
+    }
+    PyMem_Free(p.buf);
+    if (r < 0) {
+        Py_DECREF(p.out);
+        return NULL;
+    }
+    return p.out;
+}
+
+/* ---- HF Trainer's dicts ---------------------------------------------------------------------------------- */
+
+/* The length of a number at s[k:e] when s[k:e] is exactly one of NUMBER_RE's (core/model.py) with ASCII digits
+ * (``[-+]?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?`` or a sign and nan, NaN, NAN, inf, Inf, INF, Infinity,
+ * infinity), else 0. */
+static ALWAYS_INLINE int is_number(const void *s, const int kind, Py_ssize_t k, Py_ssize_t e) {
+    static const char *words[] = {"nan", "NaN", "NAN", "inf", "Inf", "INF", "Infinity", "infinity"};
+    if (k < e && (at(s, kind, k) == '-' || at(s, kind, k) == '+')) k++;
+    Py_ssize_t q = k, digits = 0;
+    while (q < e && at(s, kind, q) >= '0' && at(s, kind, q) <= '9') q++, digits++;
+    if (q < e && at(s, kind, q) == '.') {
+        q++;
+        while (q < e && at(s, kind, q) >= '0' && at(s, kind, q) <= '9') q++, digits++;
+    }
+    if (digits > 0) {
+        if (q < e && (at(s, kind, q) == 'e' || at(s, kind, q) == 'E')) {
+            Py_ssize_t x = q + 1, xd = 0;
+            if (x < e && (at(s, kind, x) == '-' || at(s, kind, x) == '+')) x++;
+            while (x < e && at(s, kind, x) >= '0' && at(s, kind, x) <= '9') x++, xd++;
+            if (xd == 0) return 0;
+            q = x;
+        }
+        return q == e;
+    }
+    for (size_t w = 0; w < sizeof(words) / sizeof(words[0]); w++) {
+        Py_ssize_t len = (Py_ssize_t)strlen(words[w]);
+        if (e - k == len && starts(s, kind, k, e, words[w], len)) return 1;
+    }
+    return 0;
+}
+
+/* The pairs of a dict line of exactly the shape ``{'key': 'value', 'key': value}`` (keys of 1 to 80 characters
+ * without a quote or a line break, values numbers as is_number reads them, each quoted or not, nothing else on the
+ * line), as [(key, value, quoted)]; None for any other line. _HF_PAIR's finditer on such a line finds exactly these
+ * pairs: a match starts at a quote; the key's greedy run stops at its closing quote; the value's greedy first try is
+ * the whole number, and the closing quote and the ``,`` or ``}`` after it let it stand; the next search starts at the
+ * ``, `` before the next key's quote. */
+static PyObject *hf_pairs_of(PyObject *line, const void *s, const int kind, Py_ssize_t n) {
+    if (n < 2 || at(s, kind, 0) != '{' || at(s, kind, n - 1) != '}') Py_RETURN_NONE;
+    PyObject *out = PyList_New(0);
+    if (out == NULL) return NULL;
+    Py_ssize_t k = 1;
+    for (;;) {
+        if (k >= n || at(s, kind, k) != '\'') goto not_simple;
+        Py_ssize_t key = ++k;
+        while (k < n && at(s, kind, k) != '\'' && at(s, kind, k) != '\n') k++;
+        if (k - key < 1 || k - key > 80 || !starts(s, kind, k, n, LIT("': "))) goto not_simple;
+        Py_ssize_t key_end = k;
+        k += 3;
+        int quoted = k < n && at(s, kind, k) == '\'';
+        Py_ssize_t v = k + quoted, v_end = v;
+        while (v_end < n && at(s, kind, v_end) != '\'' && at(s, kind, v_end) != ',' && at(s, kind, v_end) != '}')
+            v_end++;
+        if (!is_number(s, kind, v, v_end)) goto not_simple;
+        k = v_end;
+        if (quoted) {
+            if (k >= n || at(s, kind, k) != '\'') goto not_simple;
+            k++;
+        }
+        if (k >= n || (at(s, kind, k) != ',' && at(s, kind, k) != '}')) goto not_simple;
+        PyObject *item = PyTuple_New(3), *ks = PyUnicode_Substring(line, key, key_end);
+        PyObject *vs = PyUnicode_Substring(line, v, v_end);
+        if (item == NULL || ks == NULL || vs == NULL) {
+            Py_XDECREF(item);
+            Py_XDECREF(ks);
+            Py_XDECREF(vs);
+            Py_DECREF(out);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(item, 0, ks);
+        PyTuple_SET_ITEM(item, 1, vs);
+        PyTuple_SET_ITEM(item, 2, Py_NewRef(quoted ? Py_True : Py_False));
+        if (PyList_Append(out, item) < 0) {
+            Py_DECREF(item);
+            Py_DECREF(out);
+            return NULL;
+        }
+        Py_DECREF(item);
+        if (k == n - 1) return out;  /* the closing brace */
+        if (!starts(s, kind, k, n, LIT(", "))) goto not_simple;
+        k += 2;
+    }
+not_simple:
+    Py_DECREF(out);
+    Py_RETURN_NONE;
+}
+
+PyDoc_STRVAR(hf_pairs_doc,
+"hf_pairs(line) -> [(key, value, quoted), ...] or None\n\n"
+"The pairs _HF_PAIR finds on an HF Trainer dict line of the plain shape {'key': 'number', 'key': number}\n"
+"(quoted: the match ends with a quote); None for any other line, which the regex reads.");
+
+static PyObject *hf_pairs(PyObject *self, PyObject *line) {
+    if (!PyUnicode_Check(line)) {
+        PyErr_SetString(PyExc_TypeError, "hf_pairs takes a str");
+        return NULL;
+    }
+    const void *data = PyUnicode_DATA(line);
+    Py_ssize_t n = PyUnicode_GET_LENGTH(line);
+    switch (PyUnicode_KIND(line)) {
+    case PyUnicode_1BYTE_KIND:
+        return hf_pairs_of(line, data, PyUnicode_1BYTE_KIND, n);
+    case PyUnicode_2BYTE_KIND:
+        return hf_pairs_of(line, data, PyUnicode_2BYTE_KIND, n);
+    default:
+        return hf_pairs_of(line, data, PyUnicode_4BYTE_KIND, n);
+    }
+}
+
+static PyMethodDef methods[] = {
+    {"stdout_lines", stdout_lines, METH_VARARGS, stdout_lines_doc},
+    {"hf_pairs", hf_pairs, METH_O, hf_pairs_doc},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "_cstdout",
+    "The compiled line pass of trainlint's stdout reader (readers/text_stdout.py).", -1, methods,
+    NULL, NULL, NULL, NULL,
+};
+
+PyMODINIT_FUNC PyInit__cstdout(void) { return PyModule_Create(&module); }
