@@ -470,6 +470,25 @@ def test_a_jsonl_number_is_the_value_json_loads_reads_or_left_to_it(literal: str
     assert value == expected or (value != value and expected != expected), literal
 
 
+def test_a_long_jsonl_number_is_the_double_json_loads_reads() -> None:
+    """_long_cells' numbers of 17 to 19 significant digits that JSON's grammar allows: each is json.loads's double,
+    bit for bit, through the fast readers (_cfloat.h's fast_double: Clinger, exact dyadic, Eisel-Lemire) or
+    PyOS_string_to_double."""
+    if _compiled_reason("jsonl") is not None:
+        pytest.skip(_compiled_reason("jsonl"))
+    grammar = re.compile(r"-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?")
+    read = 0
+    for cell in _long_cells(random.Random(2029), 60000):
+        if not grammar.fullmatch(cell) or not set(cell) & set(".eE"):  # a long integer literal is json.loads's int
+            continue
+        got = _jsonl_value('{"step": 1, "x": ' + cell + "}")
+        assert got is not None, cell  # a plain number: never left to json.loads
+        expected = json.loads(cell)
+        assert struct.pack("<d", got[2]) == struct.pack("<d", expected), cell
+        read += 1
+    assert read > 40000, read
+
+
 @settings(max_examples=1500, deadline=None)
 @given(st.dictionaries(st.text(max_size=6), st.one_of(
     st.none(), st.booleans(), st.integers(min_value=-10 ** 17, max_value=10 ** 17), st.floats(),

@@ -1,5 +1,6 @@
-/* Clinger's fast path for the compiled scanners (_cscan.c, _cjsonl.c, _ctext.c include it): one copy of the
- * number code that must give float()'s double bit for bit (each module's tests hold it against float()). */
+/* float()'s double of a decimal text without the general parser, for the compiled scanners (_cscan.c, _cjsonl.c,
+ * _ctext.c include it): Clinger's fast path, exact dyadic values and Eisel-Lemire's path (fast_double), one copy of
+ * the number code that must give float()'s double bit for bit (each module's tests hold it against float()). */
 #ifndef TRAINLINT_CFLOAT_H
 #define TRAINLINT_CFLOAT_H
 
@@ -96,7 +97,6 @@ static inline int clinger(const char *p, const char *end, double *out) {
     return decimal(p, end, &d) && clinger_decimal(&d, out);
 }
 
-#ifdef CFLOAT_STRICT  /* the modules that read numbers from raw text: _cscan.c (CSV cells), _ctext.c */
 
 #ifdef __SIZEOF_INT128__
 #include "_cpow10.h"
@@ -173,6 +173,7 @@ static int fast_double(const char *p, const char *end, double *out) {
     return clinger_decimal(&d, out) || exact_dyadic(&d, out) || eisel_lemire(&d, out);
 }
 
+#ifdef CFLOAT_STRICT  /* the modules that read numbers from raw text: _cscan.c (CSV cells), _ctext.c */
 
 /* The characters of a number float() reads without stripping or translating anything: digits, sign, point,
  * exponent, and the letters of nan / inf / infinity. Other bytes (spaces, underscores, non-ASCII digits) send the

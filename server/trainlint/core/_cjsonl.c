@@ -31,7 +31,7 @@ enum { K_ABSENT = 0, K_INT = 1, K_FLOAT = 2, K_NULL = 3, K_STR = 4, K_TRUE = 5, 
 /* float() of a JSON number literal's text p[0:n] (already checked against JSON's grammar): 0 and *out set, or -1
  * (the batch goes to json.loads). */
 static int float_of(const char *p, Py_ssize_t n, double *out) {
-    if (clinger(p, p + n, out)) return 0;
+    if (fast_double(p, p + n, out)) return 0;  /* 17-19 digits too (LLaMA-Factory's learning rates) */
     char buf[512];
     if (n >= (Py_ssize_t)sizeof buf) return -1;
     memcpy(buf, p, (size_t)n);
