@@ -149,22 +149,63 @@ static ALWAYS_INLINE int flush_pending(Pass *p, const void *data, const int kind
     return emit(p, data, kind, start, p->pend_n, p->pend_dirty, p->pend_no);
 }
 
-/* One line, text[start:end] (not empty), numbered no. */
-static ALWAYS_INLINE int one_line(Pass *p, const void *data, const int kind, Py_ssize_t start, Py_ssize_t end,
-                                  Py_ssize_t no) {
-    Py_ssize_t n = end - start < p->max_line ? end - start : p->max_line;
-    const void *s = (const char *)data + start * kind;
-    int dirty = 0;
-    for (Py_ssize_t k = 0; k < n && !dirty; k++) {
-        Py_UCS4 c = at(s, kind, k);
-        dirty = c == 0x1b || c == 0x08;
+/* The end of the line that starts at i (the first ``\r`` or ``\n`` from i, or len), in one pass that also gives, in
+ * *shape, what shape_of gives its first max_line characters, or -1 when one of them is ``\x1b`` or a backspace (the
+ * line is then cleaned first and shape_of reads the cleaned text). Within the first max_line characters (lim) the
+ * checks are shape_of's: a literal it looks for holds no line break, so it matches within the line exactly when it
+ * matches within lim; ``%|``'s ``|`` is no line break either. Past lim only the line break is looked for. */
+static ALWAYS_INLINE Py_ssize_t scan_line(const void *data, const int kind, Py_ssize_t i, Py_ssize_t len,
+                                          Py_ssize_t max_line, int *shape) {
+    Py_ssize_t lim = len - i > max_line ? i + max_line : len, j = i;
+    int pct = 0, eq = 0, other = 0, blank = 1, dirty = 0;
+    Py_UCS4 c;
+    for (; j < lim; j++) {
+        c = at(data, kind, j);
+        switch (c) {
+        case '\n':
+        case '\r':
+            goto end;
+        case 0x1b:
+        case 0x08:
+            dirty = 1;
+            break;
+        case '=':
+            eq = 1;
+            break;
+        case '%':
+            if (j + 1 < lim && at(data, kind, j + 1) == '|') pct = 1;
+            break;
+        case '|':
+            if (starts(data, kind, j, lim, LIT("|Loss: "))) other = 1;
+            break;
+        case 'G':
+            if (starts(data, kind, j, lim, LIT("GPU available: "))) other = 1;
+            break;
+        case '`':
+            if (starts(data, kind, j, lim, LIT("`Trainer.fit` "))) other = 1;
+            break;
+        default:
+            break;
+        }
+        if (blank && !Py_UNICODE_ISSPACE(c)) blank = 0;
     }
-    int shape;
+    while (j < len && (c = at(data, kind, j)) != '\n' && c != '\r') j++;
+end:
+    if (dirty) *shape = -1;
+    else if (blank) *shape = SHAPE_BLANK;
+    else if (pct && !eq && !other) *shape = SHAPE_REDRAW;
+    else *shape = (j > i && at(data, kind, i) == '*') ? SHAPE_STAR : SHAPE_OTHER;
+    return j;
+}
+
+/* One line, text[start:end] (not empty), numbered no, of the shape scan_line found (-1: to be cleaned first). */
+static ALWAYS_INLINE int one_line(Pass *p, const void *data, const int kind, Py_ssize_t start, Py_ssize_t end,
+                                  Py_ssize_t no, int shape) {
+    Py_ssize_t n = end - start < p->max_line ? end - start : p->max_line;
+    int dirty = shape < 0;
     if (dirty) {
-        Py_ssize_t m = clean_into(s, kind, n, p->buf);
+        Py_ssize_t m = clean_into((const char *)data + start * kind, kind, n, p->buf);
         shape = shape_of(p->buf, PyUnicode_4BYTE_KIND, m);
-    } else {
-        shape = shape_of(s, kind, n);
     }
     if (shape == SHAPE_REDRAW) {  /* replaces the pending one, which nothing read */
         p->pend_start = start;
@@ -184,11 +225,10 @@ static ALWAYS_INLINE int one_line(Pass *p, const void *data, const int kind, Py_
 static ALWAYS_INLINE int all_lines(Pass *p, const void *data, const int kind, Py_ssize_t len, Py_ssize_t first) {
     Py_ssize_t i = 0, no = first;
     while (i < len) {
-        Py_ssize_t j = i;
-        Py_UCS4 c = 0;
-        while (j < len && (c = at(data, kind, j)) != '\n' && c != '\r') j++;
-        if (j > i && one_line(p, data, kind, i, j, no) < 0) return -1;
-        if (j < len) j += (c == '\r' && j + 1 < len && at(data, kind, j + 1) == '\n') ? 2 : 1;
+        int shape;
+        Py_ssize_t j = scan_line(data, kind, i, len, p->max_line, &shape);
+        if (j > i && one_line(p, data, kind, i, j, no, shape) < 0) return -1;
+        if (j < len) j += (at(data, kind, j) == '\r' && j + 1 < len && at(data, kind, j + 1) == '\n') ? 2 : 1;
         i = j;
         no++;
     }
