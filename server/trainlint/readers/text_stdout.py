@@ -178,7 +178,9 @@ class TextStdoutReader(FormatReader):
         st: _State = self.state
         line_at = self._line
         if CSTDOUT is not None:  # the same lines cleaned in C, without the redraws and blanks nothing observes
-            for n, line in CSTDOUT.stdout_lines(text, first_line, MAX_MATCH_LINE):
+            for n, line, bar in CSTDOUT.stdout_lines(text, first_line, MAX_MATCH_LINE):
+                if bar is not None:  # the redraw right before the line: `_line` would only make it the pending bar
+                    st.pending_bar = bar
                 line_at(line, n, st)
             return
         for offset, line in enumerate(split_lines(text)):
@@ -416,7 +418,8 @@ class TextStdoutReader(FormatReader):
             # TL-RUN-INCOMPLETE sets the count of train dicts against its absence (END_OF_RUN above).
             self.log.facts["hf_train_dicts"] = st.hf_dicts
             self._decide_hf_steps(st)
-            self._hf_index_resume(st, epoch)
+            if st.hf_mode != "bar" or st.hf_index_epochs:  # in bar mode it only empties the places: once is enough
+                self._hf_index_resume(st, epoch)
         if st.hf_mode != "index" and st.bar_step is not None:
             step, basis = st.bar_step, "progress-bar"
             step = self._hf_lag(st, epoch, step, is_eval)
@@ -470,7 +473,8 @@ class TextStdoutReader(FormatReader):
         else:  # 4.x prints the float as rounded: its decimals are its precision
             half = 0.5 * 10.0 ** -(len(epoch.split(".")[1]) if "." in epoch else 0) + 1e-12
         st.hf_epochs.append((ep - half, ep + half, step))
-        del st.hf_epochs[:-16]
+        if len(st.hf_epochs) > 16:  # one at a time: the 16 last are kept
+            del st.hf_epochs[0]
         spe = max(1, int(st.hf_spe))
         limit = max(st.bar_total, 1) * 4 + 64
         lo, hi = ep - half, ep + half
