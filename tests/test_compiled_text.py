@@ -369,6 +369,34 @@ def test_stdout_chunks_read_identically(monkeypatch: pytest.MonkeyPatch) -> None
             _same_reading(*logs, f"text {k} cut at line {cut}: {lines!r}")
 
 
+def test_stdout_lines_cut_at_any_length_read_identically(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The compiled pass looks for a line's break and its shape (``%|``, ``=``, ``|Loss: ``, ``GPU available: ``,
+    `` `Trainer.fit` ``, a colour code, all blanks) in one pass over its first `MAX_MATCH_LINE` characters: with the
+    limit at every length from 1 to 40 (each literal, ``%|`` and an escape cut anywhere), 200 random stdout texts read
+    by both paths give the same series, events, problems and facts."""
+    if _cstdout_reason() is not None:
+        pytest.skip(_cstdout_reason())
+    import trainlint.readers.text_stdout as text_stdout
+    from trainlint.core.model import LogFile
+
+    r = random.Random(41)
+    for k in range(200):
+        text = _stdout_text(r)
+        for most in range(1, 41):
+            logs = []
+            for pure in (False, True):
+                with monkeypatch.context() as m:
+                    m.setattr(text_stdout, "MAX_MATCH_LINE", most)
+                    if pure:
+                        m.setattr(text_stdout, "CSTDOUT", None)
+                    log = LogFile(path="x", format="text")
+                    reader = text_stdout.TextStdoutReader(log)
+                    reader.scan(text, 1)
+                    reader.finish()
+                    logs.append(log)
+            _same_reading(*logs, f"text {k} cut at {most} characters: {text!r}")
+
+
 @pytest.mark.corpus
 def test_damaged_copies_of_real_stdout_logs_read_identically(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Bit flips, cut tails (a provisional last line), copied and dropped spans of the gallery's stdout logs (HF,

@@ -60,12 +60,12 @@ def test_lines_before_the_first_step_are_not_measurements(tmp_path):
     assert list(series(log, "loss").steps) == [1, 2] and list(series(log, "lr").steps) == [1]
 
 
-def _full_search_hf_lag(self, st, pairs, step, is_eval=False):
+def _full_search_hf_lag(self, st, m, step, is_eval=False):
     """TextStdoutReader._hf_lag as it was before issue 28: the search for the steps per epoch re-checks every kept
     epoch at every dict. The reference the incremental search is held to."""
     import math
 
-    m = next((p for p in pairs if p[0] == "epoch"), None)  # (key, value text, quoted)
+    # m: the dict's first epoch pair (key, value text, quoted) or None
     epoch = m[1] if m is not None else None
     try:
         ep = float(epoch) if epoch is not None else 0.0

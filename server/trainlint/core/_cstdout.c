@@ -14,8 +14,11 @@
  *   - a line of blanks (empty once cleaned, or all `str.isspace`) while no metrics block can be open: none has been
  *     handed back since the last blank that was (each chunk starts as if one could be open). A metrics block opens
  *     only on a line starting with ``*****``, so a line starting with ``*`` marks it as possibly open.
- * The reader calls `_line` on what comes back, in order: the same calls but the dropped ones, whose effect nothing
- * observes, so both paths give identical output by construction (tests/test_compiled_text.py and
+ * A redraw handed back right before another line comes with it, as the third item of that line's (number, line, bar)
+ * (None otherwise): `_line`'s only effect on it would be to make it the pending bar, which the reader does itself
+ * (the chunk's last redraw, with nothing after it, comes back as a line of its own). The reader calls `_line` on the
+ * rest, in order: the same calls but the dropped ones, whose effect nothing observes, so both paths give identical
+ * output by construction (tests/test_compiled_text.py and
  * tests/test_compiled_scanner.py hold them to it).
  *
  * Its own extension module, so that each scanner can be built, and fall back, on its own.
@@ -113,58 +116,102 @@ typedef struct {
     int pend_dirty, maybe_block;
 } Pass;
 
-/* Append (line number, the cleaned line text[start:start+n]) to the output. */
-static ALWAYS_INLINE int emit(Pass *p, const void *data, const int kind, Py_ssize_t start, Py_ssize_t n, int dirty,
-                              Py_ssize_t no) {
-    PyObject *line;
+/* The cleaned line text[start:start+n], a new reference. */
+static ALWAYS_INLINE PyObject *line_of(Pass *p, const void *data, const int kind, Py_ssize_t start, Py_ssize_t n,
+                                       int dirty) {
     if (dirty) {
         Py_ssize_t m = clean_into((const char *)data + start * kind, kind, n, p->buf);
-        line = PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, p->buf, m);
-    } else {
-        line = PyUnicode_Substring(p->text, start, start + n);
+        return PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, p->buf, m);
     }
-    if (line == NULL) return -1;
-    PyObject *num = PyLong_FromSsize_t(no);
-    if (num == NULL) {
-        Py_DECREF(line);
-        return -1;
-    }
-    PyObject *item = PyTuple_New(2);
+    return PyUnicode_Substring(p->text, start, start + n);
+}
+
+/* Append (line number, the cleaned line text[start:start+n], bar) to the output; bar (a reference it takes) is the
+ * redraw handed back right before the line, or NULL for None. */
+static ALWAYS_INLINE int emit(Pass *p, const void *data, const int kind, Py_ssize_t start, Py_ssize_t n, int dirty,
+                              Py_ssize_t no, PyObject *bar) {
+    PyObject *line = line_of(p, data, kind, start, n, dirty);
+    PyObject *num = line == NULL ? NULL : PyLong_FromSsize_t(no);
+    PyObject *item = num == NULL ? NULL : PyTuple_New(3);
     if (item == NULL) {
-        Py_DECREF(line);
-        Py_DECREF(num);
+        Py_XDECREF(line);
+        Py_XDECREF(num);
+        Py_XDECREF(bar);
         return -1;
     }
     PyTuple_SET_ITEM(item, 0, num);
     PyTuple_SET_ITEM(item, 1, line);
+    PyTuple_SET_ITEM(item, 2, bar != NULL ? bar : Py_NewRef(Py_None));
     int r = PyList_Append(p->out, item);
     Py_DECREF(item);
     return r;
 }
 
+/* The chunk's last pending redraw, handed back as a line of its own. */
 static ALWAYS_INLINE int flush_pending(Pass *p, const void *data, const int kind) {
     if (p->pend_start < 0) return 0;
     Py_ssize_t start = p->pend_start;
     p->pend_start = -1;
-    return emit(p, data, kind, start, p->pend_n, p->pend_dirty, p->pend_no);
+    return emit(p, data, kind, start, p->pend_n, p->pend_dirty, p->pend_no, NULL);
 }
 
-/* One line, text[start:end] (not empty), numbered no. */
-static ALWAYS_INLINE int one_line(Pass *p, const void *data, const int kind, Py_ssize_t start, Py_ssize_t end,
-                                  Py_ssize_t no) {
-    Py_ssize_t n = end - start < p->max_line ? end - start : p->max_line;
-    const void *s = (const char *)data + start * kind;
-    int dirty = 0;
-    for (Py_ssize_t k = 0; k < n && !dirty; k++) {
-        Py_UCS4 c = at(s, kind, k);
-        dirty = c == 0x1b || c == 0x08;
+/* The end of the line that starts at i (the first ``\r`` or ``\n`` from i, or len), in one pass that also gives, in
+ * *shape, what shape_of gives its first max_line characters, or -1 when one of them is ``\x1b`` or a backspace (the
+ * line is then cleaned first and shape_of reads the cleaned text). Within the first max_line characters (lim) the
+ * checks are shape_of's: a literal it looks for holds no line break, so it matches within the line exactly when it
+ * matches within lim; ``%|``'s ``|`` is no line break either. Past lim only the line break is looked for. */
+static ALWAYS_INLINE Py_ssize_t scan_line(const void *data, const int kind, Py_ssize_t i, Py_ssize_t len,
+                                          Py_ssize_t max_line, int *shape) {
+    Py_ssize_t lim = len - i > max_line ? i + max_line : len, j = i;
+    int pct = 0, eq = 0, other = 0, blank = 1, dirty = 0;
+    Py_UCS4 c;
+    for (; j < lim; j++) {
+        c = at(data, kind, j);
+        switch (c) {
+        case '\n':
+        case '\r':
+            goto end;
+        case 0x1b:
+        case 0x08:
+            dirty = 1;
+            break;
+        case '=':
+            eq = 1;
+            break;
+        case '%':
+            if (j + 1 < lim && at(data, kind, j + 1) == '|') pct = 1;
+            break;
+        case '|':
+            if (starts(data, kind, j, lim, LIT("|Loss: "))) other = 1;
+            break;
+        case 'G':
+            if (starts(data, kind, j, lim, LIT("GPU available: "))) other = 1;
+            break;
+        case '`':
+            if (starts(data, kind, j, lim, LIT("`Trainer.fit` "))) other = 1;
+            break;
+        default:
+            break;
+        }
+        if (blank && !Py_UNICODE_ISSPACE(c)) blank = 0;
     }
-    int shape;
+    while (j < len && (c = at(data, kind, j)) != '\n' && c != '\r') j++;
+end:
+    if (dirty) *shape = -1;
+    else if (blank) *shape = SHAPE_BLANK;
+    else if (pct && !eq && !other) *shape = SHAPE_REDRAW;
+    else *shape = (j > i && at(data, kind, i) == '*') ? SHAPE_STAR : SHAPE_OTHER;
+    return j;
+}
+
+/* One line, text[start:end] (not empty), numbered no, of the shape scan_line found (-1: to be cleaned first). */
+static ALWAYS_INLINE int one_line(Pass *p, const void *data, const int kind, Py_ssize_t start, Py_ssize_t end,
+                                  Py_ssize_t no, int shape) {
+    Py_ssize_t n = end - start < p->max_line ? end - start : p->max_line;
+    int dirty = shape < 0;
     if (dirty) {
-        Py_ssize_t m = clean_into(s, kind, n, p->buf);
+        Py_ssize_t m = clean_into((const char *)data + start * kind, kind, n, p->buf);
         shape = shape_of(p->buf, PyUnicode_4BYTE_KIND, m);
-    } else {
-        shape = shape_of(s, kind, n);
     }
     if (shape == SHAPE_REDRAW) {  /* replaces the pending one, which nothing read */
         p->pend_start = start;
@@ -174,7 +221,13 @@ static ALWAYS_INLINE int one_line(Pass *p, const void *data, const int kind, Py_
         return 0;
     }
     if (shape == SHAPE_BLANK && !p->maybe_block) return 0;  /* it would close a block that is not open */
-    if (flush_pending(p, data, kind) < 0 || emit(p, data, kind, start, n, dirty, no) < 0) return -1;
+    PyObject *bar = NULL;  /* the pending redraw goes with this line: _line would only have made it the pending bar */
+    if (p->pend_start >= 0) {
+        bar = line_of(p, data, kind, p->pend_start, p->pend_n, p->pend_dirty);
+        p->pend_start = -1;
+        if (bar == NULL) return -1;
+    }
+    if (emit(p, data, kind, start, n, dirty, no, bar) < 0) return -1;
     if (shape == SHAPE_BLANK) p->maybe_block = 0;
     else if (shape == SHAPE_STAR) p->maybe_block = 1;
     return 0;
@@ -184,11 +237,10 @@ static ALWAYS_INLINE int one_line(Pass *p, const void *data, const int kind, Py_
 static ALWAYS_INLINE int all_lines(Pass *p, const void *data, const int kind, Py_ssize_t len, Py_ssize_t first) {
     Py_ssize_t i = 0, no = first;
     while (i < len) {
-        Py_ssize_t j = i;
-        Py_UCS4 c = 0;
-        while (j < len && (c = at(data, kind, j)) != '\n' && c != '\r') j++;
-        if (j > i && one_line(p, data, kind, i, j, no) < 0) return -1;
-        if (j < len) j += (c == '\r' && j + 1 < len && at(data, kind, j + 1) == '\n') ? 2 : 1;
+        int shape;
+        Py_ssize_t j = scan_line(data, kind, i, len, p->max_line, &shape);
+        if (j > i && one_line(p, data, kind, i, j, no, shape) < 0) return -1;
+        if (j < len) j += (at(data, kind, j) == '\r' && j + 1 < len && at(data, kind, j + 1) == '\n') ? 2 : 1;
         i = j;
         no++;
     }
@@ -196,10 +248,11 @@ static ALWAYS_INLINE int all_lines(Pass *p, const void *data, const int kind, Py
 }
 
 PyDoc_STRVAR(stdout_lines_doc,
-"stdout_lines(text, first_line, max_line) -> [(line number, cleaned line), ...]\n\n"
+"stdout_lines(text, first_line, max_line) -> [(line number, cleaned line, bar or None), ...]\n\n"
 "The lines of text that TextStdoutReader._line must read, each as _line is given it (its first max_line\n"
 "characters, colour codes, cursor moves and backspaces removed): all but the bar redraws a later one replaces\n"
-"and the blank lines that close no metrics block.");
+"and the blank lines that close no metrics block. A redraw right before a line comes as that line's bar (the\n"
+"pending bar _line would make it), the chunk's last one as a line of its own.");
 
 static PyObject *stdout_lines(PyObject *self, PyObject *args) {
     PyObject *text;

@@ -91,6 +91,8 @@ _KILLED = re.compile(r"CANCELLED AT|DUE TO TIME LIMIT|Killed|KeyboardInterrupt|o
 # Lightning's Trainer announces itself when built and says why fit() returned when it reached its limit.
 _LIGHTNING_START = re.compile(r"(?:^|[\s:])GPU available: (?:True|False)\b")
 _LIGHTNING_STOPPED = "`Trainer.fit` stopped: "
+# `_series_memo`'s place in the base reader's series cache, so that `forget_series` drops it with the cache
+_MEMO = ("text_stdout", "memo")
 _ROLE_HINTS = {"trl": Role.TRAIN_LOSS, "tel": Role.EVAL_LOSS, "train": Role.TRAIN_LOSS, "val": Role.EVAL_LOSS}
 
 
@@ -176,7 +178,9 @@ class TextStdoutReader(FormatReader):
         st: _State = self.state
         line_at = self._line
         if CSTDOUT is not None:  # the same lines cleaned in C, without the redraws and blanks nothing observes
-            for n, line in CSTDOUT.stdout_lines(text, first_line, MAX_MATCH_LINE):
+            for n, line, bar in CSTDOUT.stdout_lines(text, first_line, MAX_MATCH_LINE):
+                if bar is not None:  # the redraw right before the line: `_line` would only make it the pending bar
+                    st.pending_bar = bar
                 line_at(line, n, st)
             return
         for offset, line in enumerate(split_lines(text)):
@@ -390,14 +394,23 @@ class TextStdoutReader(FormatReader):
 
     # -- HF Trainer dicts -------------------------------------------------------------------
     def _hf_dict(self, line: str, n: int, st: _State) -> None:
-        """HF Trainer prints a dict per log call without the step: the bar before it has the step."""
+        """HF Trainer prints a dict per log call without the step: the bar before it has the step. One pass over the
+        pairs finds the closing summary, an evaluation key and the (first) epoch; the points go through
+        `_series_memo` and `Series.append` directly (169k dicts of a 100 MB HF stdout made 523k `_point` calls)."""
         pairs = _hf_pairs(line)
-        keys = {k for k, _, _ in pairs}
-        if "train_runtime" in keys:
-            at = st.bar_step if st.bar_step is not None else float(st.hf_train_index)
-            self.log.events.append(Event(EventKind.END_OF_RUN, at, n, "end-of-run summary"))
-            return
-        is_eval = any(k.startswith("eval_") for k in keys)
+        epoch: tuple[str, str, bool] | None = None
+        is_eval = False
+        for p in pairs:
+            key = p[0]
+            if key == "epoch":
+                if epoch is None:
+                    epoch = p
+            elif key == "train_runtime":
+                at = st.bar_step if st.bar_step is not None else float(st.hf_train_index)
+                self.log.events.append(Event(EventKind.END_OF_RUN, at, n, "end-of-run summary"))
+                return
+            elif key.startswith("eval_"):
+                is_eval = True
         if not is_eval:
             st.hf_train_index += 1
             st.hf_dicts += 1
@@ -405,27 +418,49 @@ class TextStdoutReader(FormatReader):
             # TL-RUN-INCOMPLETE sets the count of train dicts against its absence (END_OF_RUN above).
             self.log.facts["hf_train_dicts"] = st.hf_dicts
             self._decide_hf_steps(st)
-            self._hf_index_resume(st, pairs)
+            if st.hf_mode != "bar" or st.hf_index_epochs:  # in bar mode it only empties the places: once is enough
+                self._hf_index_resume(st, epoch)
         if st.hf_mode != "index" and st.bar_step is not None:
             step, basis = st.bar_step, "progress-bar"
-            step = self._hf_lag(st, pairs, step, is_eval)
+            step = self._hf_lag(st, epoch, step, is_eval)
         else:
             step, basis = float(st.hf_train_index), "index"
         st.step = step
+        memo = self._series_memo()
+        pending = st.hf_pending if st.hf_mode is None and basis == "progress-bar" else None
+        appended = False
         for key, raw, _ in pairs:
             if key == "epoch":
                 continue
-            s = self._point(key, raw, n, step, pair_locator(key), None, basis)
-            if s is not None and st.hf_mode is None and basis == "progress-bar":
-                st.hf_pending.append((s.key, len(s) - 1, st.hf_train_index))
+            try:
+                value = float(raw)
+            except ValueError:
+                try:
+                    value = parse_number(raw)
+                except ValueError:
+                    continue
+            s = memo.get(key)
+            if s is None:
+                s = memo[key] = self.series(key, classify(key), locator=pair_locator(key), step_basis=basis)
+            if s.walls or s.records:
+                s.append(step, value, n)
+            else:  # Series.append without a wall time or record: its three arrays
+                s.steps.append(step)
+                s.values.append(value)
+                s.lines.append(n)
+            appended = True
+            if pending is not None:
+                pending.append((s.key, len(s) - 1, st.hf_train_index))
+        if appended:  # what `_point` sets at each point: nothing reads it in between
+            self.log.facts["last_step"] = step
 
-    def _hf_lag(self, st: _State, pairs: list[tuple[str, str, bool]], step: float, is_eval: bool = False) -> float:
+    def _hf_lag(self, st: _State, m: tuple[str, str, bool] | None, step: float, is_eval: bool = False) -> float:
         """The step of a dict whose bar lags (tqdm redraws at most every 0.1 s, so the position printed before a dict
         is often a few steps behind it): a progress-bar counter is never put over what the log prints, and HF
         prints each dict's epoch, global step / steps per epoch. The steps per epoch are the smallest whole number
         that makes every epoch printed so far a whole step (within its printed digits) and no step behind its bar;
-        the epoch then gives the step when its digits pin it to one."""
-        m = next((p for p in pairs if p[0] == "epoch"), None)
+        the epoch then gives the step when its digits pin it to one. ``m`` is the dict's first ``epoch`` pair (key,
+        value text, quoted) or None."""
         epoch = m[1] if m is not None else None
         try:
             ep = float(epoch) if epoch is not None else 0.0
@@ -438,7 +473,8 @@ class TextStdoutReader(FormatReader):
         else:  # 4.x prints the float as rounded: its decimals are its precision
             half = 0.5 * 10.0 ** -(len(epoch.split(".")[1]) if "." in epoch else 0) + 1e-12
         st.hf_epochs.append((ep - half, ep + half, step))
-        del st.hf_epochs[:-16]
+        if len(st.hf_epochs) > 16:  # one at a time: the 16 last are kept
+            del st.hf_epochs[0]
         spe = max(1, int(st.hf_spe))
         limit = max(st.bar_total, 1) * 4 + 64
         lo, hi = ep - half, ep + half
@@ -463,12 +499,12 @@ class TextStdoutReader(FormatReader):
         return step
 
     @staticmethod
-    def _hf_index_resume(st: _State, pairs: list[tuple[str, str, bool]]) -> None:
+    def _hf_index_resume(st: _State, m: tuple[str, str, bool] | None) -> None:
         """A train dict's place when the count of dicts is the step (no bar): a resume into the same stdout prints
         the dicts from its checkpoint's step again, and only their `epoch` (global step / steps per epoch, rising
         within an attempt) shows it. A dict whose epoch is below the last one's takes the place after the earlier
-        dicts of lower epochs, so the steps go back at the seam as a logged step counter's do."""
-        m = next((p for p in pairs if p[0] == "epoch"), None)
+        dicts of lower epochs, so the steps go back at the seam as a logged step counter's do. ``m``: the dict's first
+        ``epoch`` pair or None."""
         try:
             ep = float(m[1]) if m is not None else math.nan
         except ValueError:
@@ -556,14 +592,28 @@ class TextStdoutReader(FormatReader):
             value = parse_number(raw)
         except ValueError:
             return None
-        default = classify(key)
-        if role is not None:
-            default = Classified(role, default.aggregation, False)
-        s = self.series(key, default, locator=locator, step_basis=basis)
+        memo = self._series_memo()
+        s = memo.get((key, role))
+        if s is None:
+            default = classify(key)
+            if role is not None:
+                default = Classified(role, default.aggregation, False)
+            s = memo[(key, role)] = self.series(key, default, locator=locator, step_basis=basis)
         s.append(step, value, line)
         if basis != "epoch":
             self.log.facts["last_step"] = step
         return s
+
+    def _series_memo(self) -> dict[str | tuple[str, Role | None], Series]:
+        """The series `series` gives for a key (an HF dict's, by the key alone: its role is the default) or a (key,
+        role hint), without computing `classify`, the cache key and the locator again at each point. `series` takes
+        the locator and basis only when it makes the series, and `classify` is a function of the key, so the one it
+        gives for a key is always the same until `forget_series` drops its cache, this memo with it (kept in it)."""
+        cache = self._cache
+        memo = cache.get(_MEMO)
+        if memo is None:
+            memo = cache[_MEMO] = {}
+        return memo
 
 
 def _hf_pairs(line: str) -> list[tuple[str, str, bool]]:
