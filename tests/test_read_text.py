@@ -121,3 +121,20 @@ def test_the_steps_per_epoch_search_gives_the_full_search_steps(monkeypatch):
             full = view(read(str(p), "text"))
         assert fast == full, p
     print(f"{len(files)} HF stdout logs compared")
+
+
+def test_a_dict_key_first_seen_on_the_provisional_last_line_lands_in_the_log_after_it_completes(tmp_path):
+    """The unterminated last line is read provisionally and taken back before the next update, its new series with
+    it; the reader's memo of series by key must be taken back too, or later points of that key go to the dropped
+    series and the log keeps none of them."""
+    from trainlint.readers import open_source
+
+    path = tmp_path / "train.log"
+    path.write_text("{'loss': 1.0, 'epoch': 0.1}\n{'loss': 0.9, 'grad_norm': 2.0, 'epoch': 0.2}")
+    src = open_source(str(path), "text")
+    src.update()
+    assert [list(s.values) for s in src.log.series.values() if s.name == "grad_norm"] == [[2.0]]
+    with path.open("a") as f:
+        f.write("\n{'loss': 0.8, 'grad_norm': 3.0, 'epoch': 0.3}\n")
+    src.update()
+    assert [list(s.values) for s in src.log.series.values() if s.name == "grad_norm"] == [[2.0, 3.0]]

@@ -91,8 +91,6 @@ _KILLED = re.compile(r"CANCELLED AT|DUE TO TIME LIMIT|Killed|KeyboardInterrupt|o
 # Lightning's Trainer announces itself when built and says why fit() returned when it reached its limit.
 _LIGHTNING_START = re.compile(r"(?:^|[\s:])GPU available: (?:True|False)\b")
 _LIGHTNING_STOPPED = "`Trainer.fit` stopped: "
-# `_series_memo`'s place in the base reader's series cache, so that `forget_series` drops it with the cache
-_MEMO = ("text_stdout", "memo")
 _ROLE_HINTS = {"trl": Role.TRAIN_LOSS, "tel": Role.EVAL_LOSS, "train": Role.TRAIN_LOSS, "val": Role.EVAL_LOSS}
 
 
@@ -608,12 +606,15 @@ class TextStdoutReader(FormatReader):
         """The series `series` gives for a key (an HF dict's, by the key alone: its role is the default) or a (key,
         role hint), without computing `classify`, the cache key and the locator again at each point. `series` takes
         the locator and basis only when it makes the series, and `classify` is a function of the key, so the one it
-        gives for a key is always the same until `forget_series` drops its cache, this memo with it (kept in it)."""
-        cache = self._cache
-        memo = cache.get(_MEMO)
+        gives for a key is always the same until `forget_series` drops its cache, and this memo with it."""
+        memo = self.__dict__.get("_memo_by_key")
         if memo is None:
-            memo = cache[_MEMO] = {}
+            memo = self.__dict__["_memo_by_key"] = {}
         return memo
+
+    def forget_series(self) -> None:
+        super().forget_series()
+        self.__dict__.pop("_memo_by_key", None)
 
 
 def _hf_pairs(line: str) -> list[tuple[str, str, bool]]:
