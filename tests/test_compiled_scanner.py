@@ -396,30 +396,30 @@ def test_a_growing_csv_log_cut_anywhere_is_read_identically(tmp_path: Path, monk
         # and again with a non-ASCII cell mid-file: the pieces before and after it are ASCII text (csv_text), the
         # piece holding it goes through the list path (csv_rows)
         for data in (raw, raw[:mid] + "\u00b5".encode() + raw[mid:]):
-            compared += _grow_both(src, data, rnd, tmp_path, module, monkeypatch)
+            cuts = sorted({0, len(data), *(rnd.randrange(len(data)) for _ in range(12)),
+                           *[i for i in range(len(data)) if data[i:i + 1] == b"\r"][:3]})
+            compared += _grow_both(src, data, cuts, tmp_path, module, monkeypatch)
     print(f"csv: {compared} pieces of {len(CSV_FILES)} growing files compared")
 
 
-def _grow_both(src: Path, data: bytes, rnd: random.Random, tmp_path: Path, module: object,
-               monkeypatch: pytest.MonkeyPatch) -> int:
-    """``data`` appended in pieces to two growing files, each read after every piece, one by the compiled path and
-    one by the pure path, and compared: the number of pieces compared."""
+def _grow_both(src: Path, data: bytes, cuts: list[int], tmp_path: Path, module: object,
+               monkeypatch: pytest.MonkeyPatch, fmt: str = "csv", attr: str = "CSCAN") -> int:
+    """``data`` appended in pieces (ending at ``cuts``) to two growing files, each read after every piece, one by the
+    compiled path and one by the pure path (``module.attr`` set to None), and compared: the pieces compared."""
     from trainlint.readers import open_source
 
-    cuts = sorted({0, len(data), *(rnd.randrange(len(data)) for _ in range(12)),
-                   *[i for i in range(len(data)) if data[i:i + 1] == b"\r"][:3]})
     tails = []
     for pure in (False, True):
         dst = tmp_path / f"{int(pure)}-{src.name}"
         dst.write_bytes(b"")
-        tails.append(open_source(str(dst), "csv"))
+        tails.append(open_source(str(dst), fmt))
     for a, b in itertools.pairwise(cuts):
         for pure, tail in zip((False, True), tails, strict=True):
             with open(tail.path, "ab") as f:
                 f.write(data[a:b])
             with monkeypatch.context() as m:
                 if pure:
-                    m.setattr(module, "CSCAN", None)
+                    m.setattr(module, attr, None)
                 tail.update()
         _same_reading(tails[0].log, tails[1].log, f"{src} cut at {b}")
     return len(cuts) - 1
@@ -637,7 +637,6 @@ def test_a_growing_jsonl_log_cut_mid_line_is_read_identically(tmp_path: Path,
     piece."""
     import importlib
 
-    from trainlint.readers import open_source
 
     if _compiled_reason("jsonl") is not None:
         pytest.skip(_compiled_reason("jsonl"))
@@ -646,19 +645,5 @@ def test_a_growing_jsonl_log_cut_mid_line_is_read_identically(tmp_path: Path,
     for src in JSONL_FILES:
         data = src.read_bytes()
         cuts = sorted({0, len(data)} | {len(data) * k // 9 + 7 * k for k in range(1, 9)})
-        tails = []
-        for pure in (False, True):
-            dst = tmp_path / f"{int(pure)}-{src.name}"
-            dst.write_bytes(b"")
-            tails.append(open_source(str(dst), "jsonl"))
-        for a, b in itertools.pairwise(cuts):
-            for pure, tail in zip((False, True), tails, strict=True):
-                with open(tail.path, "ab") as f:
-                    f.write(data[a:b])
-                with monkeypatch.context() as m:
-                    if pure:
-                        m.setattr(module, "CJSONL", None)
-                    tail.update()
-            _same_reading(tails[0].log, tails[1].log, f"{src} cut at {b}")
-            compared += 1
+        compared += _grow_both(src, data, cuts, tmp_path, module, monkeypatch, "jsonl", "CJSONL")
     print(f"jsonl: {compared} pieces of {len(JSONL_FILES)} growing files compared")
