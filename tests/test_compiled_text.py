@@ -461,3 +461,67 @@ def test_hf_pairs_are_the_regex_pairs() -> None:
         assert got == want, line
     print(f"{read} plain dict lines compared")
     assert read >= 3000, read  # the plain shape is most of what the generator makes: the claim has lines behind it
+
+
+def _bar_line(r: random.Random) -> str:
+    """A tqdm bar line as the Trainer's stdout holds it (a blank description, no postfix), or a near miss of each piece
+    `_TQDM` reads: a description, 4 digits or a non-ASCII digit, a bar of 200 or 201 characters or with a ``|``,
+    tabs and 5 spaces, 16 digits, a postfix, a bracket of 2,000 or 2,001 characters or never closed."""
+    def pick(common: list[str], rare: list[str]) -> str:
+        return r.choice(rare) if r.random() < 0.08 else r.choice(common)
+
+    lead = pick(["", " ", "  "], ["\t", " x ", "Epoch 2: ", "Evaluating: ", "   ", "\xa0", "1"])
+    pct = pick(["7", "10", "100"], ["1000", "٣", "", "07", "0000"])
+    fill = pick(["▋         ", "█" * 10, "", "##########", "𝟘"], ["x" * 200, "x" * 201, "a|b", "\x1b[A"])
+    sp1, sp2 = (pick([" ", ""], ["    ", "     ", "\t", "\xa0", "\n"]) for _ in range(2))
+    pos, total = (pick([str(r.randrange(10 ** r.randint(1, 6))), "300"], ["1" * 15, "1" * 16, "٣", "", "-1", "1.5"])
+                  for _ in range(2))
+    inner = pick(["00:00<00:00, 1054.00it/s", "00:01<00:10,  4.5it/s", "", "00:00<?, ?it/s"],
+                 ["a, b, c", "00:00<00:00, 5it/s, loss=0.5", "x" * 2000, "x" * 2001, ", , ", "a,b,c", ", ",
+                  "a, b" + "x" * 1996, "x" * 1997 + ", b"])
+    close = pick(["]", "]"], ["", "]x", "]]", "] 50%|x| 1/2 [a]"])
+    line = f"{lead}{pct}%|{fill}|{sp1}{pos}/{total}{sp2}[{inner}{close}"
+    return line[:r.randrange(len(line) + 1)] if r.random() < 0.03 else line
+
+
+def _bar_lines() -> list[str]:
+    """Every line holding ``%|`` of the gallery's stdout logs, as the reader's split gives them."""
+    from trainlint.core.lines import split_lines
+
+    out = []
+    for p in sorted(FIXTURES.glob("live/*/*")):
+        if p.suffix in (".log", ".txt", ".out") and p.stat().st_size:
+            out += [ln for ln in split_lines(p.read_text("utf-8", "replace")) if "%|" in ln]
+    return out
+
+
+def test_plain_bar_is_the_regex_bar() -> None:
+    """`plain_bar` returns (n, total) only when `_TQDM`'s search matches after a description of spaces only and
+    its bracket splits at ``, `` into fewer than three parts (`_tqdm` then reads no postfix), and those are the
+    match's numbers; None for any other line, which the regex path reads. Every such plain bar is read but those with
+    a tab, a no-break space, a line break or a non-ASCII digit (``\\s`` and ``\\d`` beyond ASCII): the gallery's bar
+    lines and 30,000 random bar lines and near misses. A line it would read wrongly (a description, a postfix, a
+    number cut) fails here."""
+    if _cstdout_reason() is not None:
+        pytest.skip(_cstdout_reason())
+    from trainlint.core import accel
+    from trainlint.readers.text_stdout import _TQDM
+
+    r = random.Random(28)
+    real = _bar_lines()
+    read = plain = 0
+    for line in real + [_bar_line(r) for _ in range(30000)]:
+        m = _TQDM.search(line)
+        want = None
+        if (m is not None and line[:m.start()] == " " * m.start()
+                and len(m.group("inner").split(", ", 2)) < 3):
+            want = (int(m.group("n")), int(m.group("total")))
+            plain += 1
+        got = accel.CSTDOUT.plain_bar(line)
+        if got is not None:
+            read += 1
+            assert got == want, line
+        elif want is not None:  # only a blank or digit `\s` / `\d` take beyond ASCII's is left to the regex
+            assert any(c in line for c in "\t\xa0\n٣"), line
+    print(f"{len(real)} gallery bar lines; {read} plain bars read of {plain}")
+    assert read >= 10000, read

@@ -400,9 +400,81 @@ static PyObject *hf_pairs(PyObject *self, PyObject *line) {
     }
 }
 
+/* ---- the plain progress bar ----------------------------------------------------------------------------- */
+
+/* The ASCII digits at s[*k:] (at most most of them, and at least one) as their value, *k moved past them; -1 when there
+ * are none or more than most. */
+static ALWAYS_INLINE long long digits_at(const void *s, const int kind, Py_ssize_t *k, Py_ssize_t n, int most) {
+    long long v = 0;
+    int d = 0;
+    Py_UCS4 c;
+    while (*k < n && (c = at(s, kind, *k)) >= '0' && c <= '9') {
+        if (++d > most) return -1;
+        v = v * 10 + (long long)(c - '0');
+        (*k)++;
+    }
+    return d > 0 ? v : -1;
+}
+
+/* (n, total) of a plain tqdm bar: `_TQDM`'s search finds its match at the line's first digit after nothing but
+ * spaces (the description is blank, so `_bar_desc` gives no evaluation bar and no epoch) and the bracket holds no
+ * postfix (its text splits at ``, `` into fewer than three parts). Each piece is read as the regex's greedy first try
+ * with ASCII only: ``\d{1,3}`` then ``%|``, ``[^|]{0,200}`` up to the first ``|``, ``\s{0,4}`` as spaces,
+ * ``\d{1,15}/\d{1,15}``, spaces, ``[`` and ``[^\]]{0,2000}`` up to the first ``]``. A greedy run of characters the
+ * next piece cannot start with has no shorter try that succeeds, and the spaces before cannot start a match, so the
+ * first try succeeding is the search's match; anything else (a non-ASCII digit or blank where these are looked for,
+ * a run too long) is None, and the regex reads the line. */
+static PyObject *plain_bar_of(const void *s, const int kind, Py_ssize_t n) {
+    Py_ssize_t k = 0, q;
+    while (k < n && at(s, kind, k) == ' ') k++;
+    if (digits_at(s, kind, &k, n, 3) < 0 || !starts(s, kind, k, n, LIT("%|"))) Py_RETURN_NONE;
+    for (q = k += 2; k < n && k - q <= 200 && at(s, kind, k) != '|'; k++) {}
+    if (k >= n || k - q > 200) Py_RETURN_NONE;
+    for (q = ++k; k < n && at(s, kind, k) == ' '; k++) {}
+    if (k - q > 4) Py_RETURN_NONE;
+    long long pos = digits_at(s, kind, &k, n, 15);
+    if (pos < 0 || k >= n || at(s, kind, k) != '/') Py_RETURN_NONE;
+    k++;
+    long long total = digits_at(s, kind, &k, n, 15);
+    if (total < 0) Py_RETURN_NONE;
+    for (q = k; k < n && at(s, kind, k) == ' '; k++) {}
+    if (k - q > 4 || k >= n || at(s, kind, k) != '[') Py_RETURN_NONE;
+    int commas = 0;
+    for (q = ++k; k < n && k - q <= 2000 && at(s, kind, k) != ']'; k++)
+        if (at(s, kind, k) == ',' && k + 1 < n && at(s, kind, k + 1) == ' ') {
+            if (++commas > 1) Py_RETURN_NONE;  /* a postfix: the regex path reads its pairs */
+            k++;
+        }
+    if (k >= n || k - q > 2000 || at(s, kind, k) != ']') Py_RETURN_NONE;
+    return Py_BuildValue("(LL)", pos, total);
+}
+
+PyDoc_STRVAR(plain_bar_doc,
+"plain_bar(line) -> (n, total) or None\n\n"
+"The position and total of a tqdm bar line _TQDM matches after a blank description, without a postfix in its\n"
+"bracket; None for any other line, which the regex reads.");
+
+static PyObject *plain_bar(PyObject *self, PyObject *line) {
+    if (!PyUnicode_Check(line)) {
+        PyErr_SetString(PyExc_TypeError, "plain_bar takes a str");
+        return NULL;
+    }
+    const void *data = PyUnicode_DATA(line);
+    Py_ssize_t n = PyUnicode_GET_LENGTH(line);
+    switch (PyUnicode_KIND(line)) {
+    case PyUnicode_1BYTE_KIND:
+        return plain_bar_of(data, PyUnicode_1BYTE_KIND, n);
+    case PyUnicode_2BYTE_KIND:
+        return plain_bar_of(data, PyUnicode_2BYTE_KIND, n);
+    default:
+        return plain_bar_of(data, PyUnicode_4BYTE_KIND, n);
+    }
+}
+
 static PyMethodDef methods[] = {
     {"stdout_lines", stdout_lines, METH_VARARGS, stdout_lines_doc},
     {"hf_pairs", hf_pairs, METH_O, hf_pairs_doc},
+    {"plain_bar", plain_bar, METH_O, plain_bar_doc},
     {NULL, NULL, 0, NULL},
 };
 

@@ -336,8 +336,16 @@ class TextStdoutReader(FormatReader):
 
     # -- progress bars ----------------------------------------------------------------------
     def _settle_bar(self, st: _State) -> None:
+        """The pending bar read, as it was the last position before the line that reads the step. The compiled
+        `plain_bar` reads the common one (a blank description, no postfix: HF's bar before each dict) whose only
+        effect is the position `_bar_position` takes; any other goes through `_tqdm`'s regex."""
         if st.pending_bar is not None:
             line, st.pending_bar = st.pending_bar, None
+            if CSTDOUT is not None:
+                plain = CSTDOUT.plain_bar(line)
+                if plain is not None:
+                    self._bar_position(st, plain[0], plain[1])
+                    return
             self._tqdm(line, 0, st)
 
     def finish(self) -> None:
@@ -363,17 +371,10 @@ class TextStdoutReader(FormatReader):
             if st.bar_step is not None and step < st.bar_step:
                 step = st.bar_step  # the bar was reset before its description named the next epoch
         else:
-            if total < st.bar_total:
-                return True  # a nested bar (HF's evaluation loop) under the training bar
-            if total > st.bar_total:
-                st.bar_total = total
-                self.log.facts["max_steps"] = total
-            elif pos < st.bar_pos:
-                # the same bar again: after it completed, another pass of an epoch loop without a name; cut short,
-                # a new attempt of the run (a resume into the same stdout), whose bar counts from its own start
-                st.bar_offset = st.bar_offset + total if st.bar_pos >= total else 0
-            st.bar_pos = pos
-            step = float(st.bar_offset + pos)
+            bar = self._bar_position(st, pos, total)
+            if bar is None:
+                return True
+            step = bar
         st.bar_step = step
         inner = m.group("inner")
         parts = inner.split(", ", 2)
@@ -389,6 +390,22 @@ class TextStdoutReader(FormatReader):
             st.shown[key] = text
             self._point(key, text, n, step, postfix_locator(key), None, "progress-bar")
         return True
+
+    def _bar_position(self, st: _State, pos: int, total: int) -> float | None:
+        """The step of a bar without an epoch in its description (``pos``/``total``), made the bar's step; None for a
+        nested bar, whose position is not the training step."""
+        if total < st.bar_total:
+            return None  # a nested bar (HF's evaluation loop) under the training bar
+        if total > st.bar_total:
+            st.bar_total = total
+            self.log.facts["max_steps"] = total
+        elif pos < st.bar_pos:
+            # the same bar again: after it completed, another pass of an epoch loop without a name; cut short,
+            # a new attempt of the run (a resume into the same stdout), whose bar counts from its own start
+            st.bar_offset = st.bar_offset + total if st.bar_pos >= total else 0
+        st.bar_pos = pos
+        step = st.bar_step = float(st.bar_offset + pos)
+        return step
 
     # -- HF Trainer dicts -------------------------------------------------------------------
     def _hf_dict(self, line: str, n: int, st: _State) -> None:
