@@ -525,3 +525,76 @@ def test_plain_bar_is_the_regex_bar() -> None:
             assert any(c in line for c in "\t\xa0\n٣"), line
     print(f"{len(real)} gallery bar lines; {read} plain bars read of {plain}")
     assert read >= 10000, read
+
+
+def test_hf_dict_is_the_python_reading(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`hf_dict` gives, for every plain dict line, what `_hf_parsed` makes of it without the compiled module (the
+    keys but ``epoch``, the values' doubles bit for bit, the first epoch pair, the kind: closing summary, evaluation
+    or train), and None for a line it does not read: the gallery's dict lines and 30,000 random dict lines of real
+    keys and values and near misses (``train_runtime`` and ``eval_`` keys, repeated epochs, numbers of 20 digits)."""
+    if _cstdout_reason() is not None:
+        pytest.skip(_cstdout_reason())
+    from trainlint.core import accel
+    from trainlint.core.lines import split_lines
+    from trainlint.readers import text_stdout
+
+    def bits(parsed: tuple) -> tuple:
+        keys, values, epoch, kind = parsed
+        return keys, [struct.pack("<d", v) for v in values], epoch, kind
+
+    r = random.Random(29)
+    keys = ["loss", "epoch", "eval_loss", "train_runtime", "eval_", "evalx", "train_runtimes", "Epoch", "epoch "]
+    lines = [ln for p in sorted(FIXTURES.glob("live/*/*")) if p.suffix in (".log", ".txt", ".out")
+             for ln in split_lines(p.read_text("utf-8", "replace")) if ln.startswith("{'")]
+    for _ in range(30000):
+        line = _hf_line(r)
+        if r.random() < 0.3 and line.startswith("{'"):
+            line = "{'" + r.choice(keys) + "': '1.5', " + line[1:]
+        lines.append(line)
+    read = {0: 0, 1: 0, 2: 0}
+    for line in lines:
+        got = accel.CSTDOUT.hf_dict(line)
+        if got is None:
+            assert accel.CSTDOUT.hf_pairs(line) is None, line
+            continue
+        with monkeypatch.context() as m:
+            m.setattr(text_stdout, "CSTDOUT", None)
+            want = text_stdout._hf_parsed(line)
+        assert bits(got) == bits(want), line
+        read[got[3]] += 1
+    print(f"{len(lines)} dict lines, read by kind: {read}")
+    assert min(read.values()) >= 500, read
+
+
+def test_a_series_with_a_wall_time_takes_the_dict_points_as_the_python_loop_does(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """`hf_append` appends a dict's points only while none of its series holds a wall time or a record (the reader
+    never gives one, `Series.append` would keep them in step): the gallery's HF stdout read in two halves by both
+    paths, every series given a wall time and then a record between them, reads the same."""
+    if _cstdout_reason() is not None:
+        pytest.skip(_cstdout_reason())
+    import trainlint.readers.text_stdout as text_stdout
+    from trainlint.core.lines import split_lines
+    from trainlint.core.model import LogFile
+
+    lines = split_lines((FIXTURES / "live" / "hf-healthy" / "train.log").read_text("utf-8"))
+    half = len(lines) // 2
+    for extra in ({"wall": 1.5}, {"record": 3}):
+        logs = []
+        for pure in (False, True):
+            with monkeypatch.context() as m:
+                if pure:
+                    m.setattr(text_stdout, "CSTDOUT", None)
+                log = LogFile(path="x", format="text")
+                reader = text_stdout.TextStdoutReader(log)
+                reader.scan("\n".join(lines[:half]) + "\n", 1)
+                assert log.series, "the first half holds dicts"
+                for s in log.series.values():
+                    s.append(s.steps[-1], s.values[-1], half, **extra)
+                before = {k: len(s) for k, s in log.series.items()}
+                reader.scan("\n".join(lines[half:]), half + 1)
+                reader.finish()
+                logs.append(log)
+        _same_reading(*logs, f"hf-healthy with a {extra}")
+        grown = [k for k, n in before.items() if len(logs[0].series[k]) > n]
+        assert len(grown) >= 3, grown  # dict points went to series holding the wall time or record

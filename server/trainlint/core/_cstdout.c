@@ -322,60 +322,159 @@ static ALWAYS_INLINE int is_number(const void *s, const int kind, Py_ssize_t k, 
     return 0;
 }
 
+/* One pair of a plain dict line: its key at [key, key_end), its value's number at [v, v_end), quoted or not. */
+typedef struct {
+    Py_ssize_t key, key_end, v, v_end;
+    int quoted;
+} Span;
+
 /* The pairs of a dict line of exactly the shape ``{'key': 'value', 'key': value}`` (keys of 1 to 80 characters
  * without a quote or a line break, values numbers as is_number reads them, each quoted or not, nothing else on the
- * line), as [(key, value, quoted)]; None for any other line. _HF_PAIR's finditer on such a line finds exactly these
- * pairs: a match starts at a quote; the key's greedy run stops at its closing quote; the value's greedy first try is
- * the whole number, and the closing quote and the ``,`` or ``}`` after it let it stand; the next search starts at the
- * ``, `` before the next key's quote. */
-static PyObject *hf_pairs_of(PyObject *line, const void *s, const int kind, Py_ssize_t n) {
-    if (n < 2 || at(s, kind, 0) != '{' || at(s, kind, n - 1) != '}') Py_RETURN_NONE;
-    PyObject *out = PyList_New(0);
-    if (out == NULL) return NULL;
-    Py_ssize_t k = 1;
+ * line), into *spans (grown with PyMem_Realloc, *count of them): 1, or 0 for any other line, -1 out of memory.
+ * _HF_PAIR's finditer on such a line finds exactly these pairs: a match starts at a quote; the key's greedy run stops
+ * at its closing quote; the value's greedy first try is the whole number, and the closing quote and the ``,`` or
+ * ``}`` after it let it stand; the next search starts at the ``, `` before the next key's quote. */
+static int hf_spans(const void *s, const int kind, Py_ssize_t n, Span **spans, Py_ssize_t *count) {
+    Py_ssize_t k = 1, room = 0;
+    *count = 0;
+    if (n < 2 || at(s, kind, 0) != '{' || at(s, kind, n - 1) != '}') return 0;
     for (;;) {
-        if (k >= n || at(s, kind, k) != '\'') goto not_simple;
+        if (k >= n || at(s, kind, k) != '\'') return 0;
         Py_ssize_t key = ++k;
         while (k < n && at(s, kind, k) != '\'' && at(s, kind, k) != '\n') k++;
-        if (k - key < 1 || k - key > 80 || !starts(s, kind, k, n, LIT("': "))) goto not_simple;
+        if (k - key < 1 || k - key > 80 || !starts(s, kind, k, n, LIT("': "))) return 0;
         Py_ssize_t key_end = k;
         k += 3;
         int quoted = k < n && at(s, kind, k) == '\'';
         Py_ssize_t v = k + quoted, v_end = v;
         while (v_end < n && at(s, kind, v_end) != '\'' && at(s, kind, v_end) != ',' && at(s, kind, v_end) != '}')
             v_end++;
-        if (!is_number(s, kind, v, v_end)) goto not_simple;
+        if (!is_number(s, kind, v, v_end)) return 0;
         k = v_end;
         if (quoted) {
-            if (k >= n || at(s, kind, k) != '\'') goto not_simple;
+            if (k >= n || at(s, kind, k) != '\'') return 0;
             k++;
         }
-        if (k >= n || (at(s, kind, k) != ',' && at(s, kind, k) != '}')) goto not_simple;
-        PyObject *item = PyTuple_New(3), *ks = PyUnicode_Substring(line, key, key_end);
-        PyObject *vs = PyUnicode_Substring(line, v, v_end);
-        if (item == NULL || ks == NULL || vs == NULL) {
-            Py_XDECREF(item);
-            Py_XDECREF(ks);
-            Py_XDECREF(vs);
-            Py_DECREF(out);
-            return NULL;
+        if (k >= n || (at(s, kind, k) != ',' && at(s, kind, k) != '}')) return 0;
+        if (*count == room) {
+            room = room ? 2 * room : 8;
+            Span *grown = PyMem_Realloc(*spans, sizeof(Span) * (size_t)room);
+            if (grown == NULL) return -1;
+            *spans = grown;
         }
-        PyTuple_SET_ITEM(item, 0, ks);
-        PyTuple_SET_ITEM(item, 1, vs);
-        PyTuple_SET_ITEM(item, 2, Py_NewRef(quoted ? Py_True : Py_False));
-        if (PyList_Append(out, item) < 0) {
-            Py_DECREF(item);
-            Py_DECREF(out);
-            return NULL;
-        }
-        Py_DECREF(item);
-        if (k == n - 1) return out;  /* the closing brace */
-        if (!starts(s, kind, k, n, LIT(", "))) goto not_simple;
+        (*spans)[(*count)++] = (Span){key, key_end, v, v_end, quoted};
+        if (k == n - 1) return 1;  /* the closing brace */
+        if (!starts(s, kind, k, n, LIT(", "))) return 0;
         k += 2;
     }
-not_simple:
-    Py_DECREF(out);
-    Py_RETURN_NONE;
+}
+
+/* (key, value text, quoted) of one span, a new reference. */
+static PyObject *pair_of(PyObject *line, const Span *sp) {
+    PyObject *ks = PyUnicode_Substring(line, sp->key, sp->key_end), *vs = PyUnicode_Substring(line, sp->v, sp->v_end);
+    PyObject *item = ks == NULL || vs == NULL ? NULL : PyTuple_Pack(3, ks, vs, sp->quoted ? Py_True : Py_False);
+    Py_XDECREF(ks);
+    Py_XDECREF(vs);
+    return item;
+}
+
+/* [(key, value, quoted)] of the spans. */
+static PyObject *pairs_list(PyObject *line, const Span *spans, Py_ssize_t count) {
+    PyObject *out = PyList_New(count);
+    for (Py_ssize_t i = 0; out != NULL && i < count; i++) {
+        PyObject *item = pair_of(line, &spans[i]);
+        if (item == NULL) Py_CLEAR(out);
+        else PyList_SET_ITEM(out, i, item);
+    }
+    return out;
+}
+
+/* The double float() reads from s[v:v_end], an ASCII number is_number accepted: float(str) of such a text is
+ * PyOS_string_to_double of its characters (no blanks to strip, no underscores). */
+static PyObject *number_of(const void *s, const int kind, Py_ssize_t v, Py_ssize_t v_end) {
+    char small[64], *buf = v_end - v < 64 ? small : PyMem_Malloc((size_t)(v_end - v + 1));
+    if (buf == NULL) return PyErr_NoMemory();
+    for (Py_ssize_t q = v; q < v_end; q++) buf[q - v] = (char)at(s, kind, q);
+    buf[v_end - v] = '\0';
+    char *end;
+    double x = PyOS_string_to_double(buf, &end, NULL);
+    int whole = end == buf + (v_end - v);
+    if (buf != small) PyMem_Free(buf);
+    if (x == -1.0 && PyErr_Occurred()) return NULL;
+    if (!whole) {  /* is_number holds only what float() reads whole: not reached */
+        PyErr_SetString(PyExc_ValueError, "hf_dict: a value float() does not read");
+        return NULL;
+    }
+    return PyFloat_FromDouble(x);
+}
+
+/* The span's key is the ASCII lit. */
+static ALWAYS_INLINE int key_is(const void *s, const int kind, const Span *sp, const char *lit, Py_ssize_t len) {
+    return sp->key_end - sp->key == len && starts(s, kind, sp->key, sp->key_end, lit, len);
+}
+
+/* What the reader's `_hf_parsed` makes of the spans: the keys but ``epoch`` and their values as float() reads them,
+ * the first ``epoch`` pair or None, and the kind: 2 for a ``train_runtime`` key anywhere (the keys and values then
+ * empty, the epoch None), 1 for a key starting ``eval_``, else 0. */
+static PyObject *parsed_of(PyObject *line, const void *s, const int kind, const Span *spans, Py_ssize_t count) {
+    PyObject *keys = PyTuple_New(count), *values = PyTuple_New(count), *epoch = NULL, *out = NULL;
+    Py_ssize_t m = 0;
+    int what = 0;
+    if (keys == NULL || values == NULL) goto done;
+    for (Py_ssize_t i = 0; i < count; i++) {
+        const Span *sp = &spans[i];
+        if (key_is(s, kind, sp, LIT("epoch"))) {
+            if (epoch == NULL && (epoch = pair_of(line, sp)) == NULL) goto done;
+            continue;
+        }
+        if (key_is(s, kind, sp, LIT("train_runtime"))) {
+            out = Py_BuildValue("(()()Oi)", Py_None, 2);
+            goto done;
+        }
+        if (starts(s, kind, sp->key, sp->key_end, LIT("eval_"))) what = 1;
+        PyObject *ks = PyUnicode_Substring(line, sp->key, sp->key_end);
+        if (ks == NULL) goto done;
+        PyTuple_SET_ITEM(keys, m, ks);
+        PyObject *v = number_of(s, kind, sp->v, sp->v_end);
+        if (v == NULL) goto done;
+        PyTuple_SET_ITEM(values, m, v);
+        m++;
+    }
+    if (_PyTuple_Resize(&keys, m) < 0 || _PyTuple_Resize(&values, m) < 0) goto done;
+    out = Py_BuildValue("(OOOi)", keys, values, epoch != NULL ? epoch : Py_None, what);
+done:
+    Py_XDECREF(keys);
+    Py_XDECREF(values);
+    Py_XDECREF(epoch);
+    return out;
+}
+
+/* hf_pairs (parsed 0) or hf_dict (parsed 1) of a str line. */
+static PyObject *hf_line(PyObject *line, int parsed) {
+    if (!PyUnicode_Check(line)) {
+        PyErr_SetString(PyExc_TypeError, "hf_pairs and hf_dict take a str");
+        return NULL;
+    }
+    const void *data = PyUnicode_DATA(line);
+    const int kind = PyUnicode_KIND(line);
+    Py_ssize_t n = PyUnicode_GET_LENGTH(line), count;
+    Span *spans = NULL;
+    int r;
+    switch (kind) {
+    case PyUnicode_1BYTE_KIND:
+        r = hf_spans(data, PyUnicode_1BYTE_KIND, n, &spans, &count);
+        break;
+    case PyUnicode_2BYTE_KIND:
+        r = hf_spans(data, PyUnicode_2BYTE_KIND, n, &spans, &count);
+        break;
+    default:
+        r = hf_spans(data, PyUnicode_4BYTE_KIND, n, &spans, &count);
+        break;
+    }
+    PyObject *out = r < 0 ? PyErr_NoMemory() : r == 0 ? Py_NewRef(Py_None)
+                    : parsed ? parsed_of(line, data, kind, spans, count) : pairs_list(line, spans, count);
+    PyMem_Free(spans);
+    return out;
 }
 
 PyDoc_STRVAR(hf_pairs_doc,
@@ -383,21 +482,51 @@ PyDoc_STRVAR(hf_pairs_doc,
 "The pairs _HF_PAIR finds on an HF Trainer dict line of the plain shape {'key': 'number', 'key': number}\n"
 "(quoted: the match ends with a quote); None for any other line, which the regex reads.");
 
-static PyObject *hf_pairs(PyObject *self, PyObject *line) {
-    if (!PyUnicode_Check(line)) {
-        PyErr_SetString(PyExc_TypeError, "hf_pairs takes a str");
+static PyObject *hf_pairs(PyObject *self, PyObject *line) { return hf_line(line, 0); }
+
+PyDoc_STRVAR(hf_dict_doc,
+"hf_dict(line) -> (keys, values, epoch pair or None, kind) or None\n\n"
+"What TextStdoutReader's _hf_parsed makes of a plain HF dict line (see hf_pairs): the keys but 'epoch', their\n"
+"float() values, the first epoch pair (key, value, quoted), kind 2 for a train_runtime dict, 1 for an evaluation\n"
+"one, else 0; None for any other line.");
+
+static PyObject *hf_dict(PyObject *self, PyObject *line) { return hf_line(line, 1); }
+
+PyDoc_STRVAR(hf_append_doc,
+"hf_append(arrays, values, step, n) -> bool\n\n"
+"arrays: five per value (a series' steps, values, lines, walls, records). When no series has a wall time or a\n"
+"record, each value's point (step, value, line n) is appended to its series' three arrays, as Series.append does\n"
+"without them, and True is returned; else nothing is appended and False is returned (the reader appends them).");
+
+static PyObject *hf_append(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    static PyObject *append = NULL;
+    if (nargs != 4 || !PyTuple_Check(args[0]) || !PyTuple_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "hf_append(arrays: tuple, values: tuple, step, n)");
         return NULL;
     }
-    const void *data = PyUnicode_DATA(line);
-    Py_ssize_t n = PyUnicode_GET_LENGTH(line);
-    switch (PyUnicode_KIND(line)) {
-    case PyUnicode_1BYTE_KIND:
-        return hf_pairs_of(line, data, PyUnicode_1BYTE_KIND, n);
-    case PyUnicode_2BYTE_KIND:
-        return hf_pairs_of(line, data, PyUnicode_2BYTE_KIND, n);
-    default:
-        return hf_pairs_of(line, data, PyUnicode_4BYTE_KIND, n);
+    PyObject *arrays = args[0], *values = args[1];
+    Py_ssize_t count = PyTuple_GET_SIZE(values);
+    if (PyTuple_GET_SIZE(arrays) != 5 * count) {
+        PyErr_SetString(PyExc_ValueError, "hf_append: five arrays a value");
+        return NULL;
     }
+    if (append == NULL && (append = PyUnicode_InternFromString("append")) == NULL) return NULL;
+    for (Py_ssize_t i = 0; i < count; i++) {  /* walls or records: Series.append's other arrays, the reader's loop */
+        for (int w = 3; w < 5; w++) {
+            Py_ssize_t len = PyObject_Size(PyTuple_GET_ITEM(arrays, 5 * i + w));
+            if (len < 0) return NULL;
+            if (len > 0) Py_RETURN_FALSE;
+        }
+    }
+    for (Py_ssize_t i = 0; i < count; i++) {
+        PyObject *put[3] = {args[2], PyTuple_GET_ITEM(values, i), args[3]};
+        for (int a = 0; a < 3; a++) {
+            PyObject *r = PyObject_CallMethodOneArg(PyTuple_GET_ITEM(arrays, 5 * i + a), append, put[a]);
+            if (r == NULL) return NULL;
+            Py_DECREF(r);
+        }
+    }
+    Py_RETURN_TRUE;
 }
 
 /* ---- the plain progress bar ----------------------------------------------------------------------------- */
@@ -475,6 +604,8 @@ static PyMethodDef methods[] = {
     {"stdout_lines", stdout_lines, METH_VARARGS, stdout_lines_doc},
     {"hf_pairs", hf_pairs, METH_O, hf_pairs_doc},
     {"plain_bar", plain_bar, METH_O, plain_bar_doc},
+    {"hf_dict", hf_dict, METH_O, hf_dict_doc},
+    {"hf_append", (PyCFunction)(void (*)(void))hf_append, METH_FASTCALL, hf_append_doc},
     {NULL, NULL, 0, NULL},
 };
 

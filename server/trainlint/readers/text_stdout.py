@@ -21,6 +21,7 @@ import contextlib
 import copy
 import math
 import re
+from array import array
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -409,23 +410,17 @@ class TextStdoutReader(FormatReader):
 
     # -- HF Trainer dicts -------------------------------------------------------------------
     def _hf_dict(self, line: str, n: int, st: _State) -> None:
-        """HF Trainer prints a dict per log call without the step: the bar before it has the step. One pass over the
-        pairs finds the closing summary, an evaluation key and the (first) epoch; the points go through
-        `_series_memo` and `Series.append` directly (169k dicts of a 100 MB HF stdout made 523k `_point` calls)."""
-        pairs = _hf_pairs(line)
-        epoch: tuple[str, str, bool] | None = None
-        is_eval = False
-        for p in pairs:
-            key = p[0]
-            if key == "epoch":
-                if epoch is None:
-                    epoch = p
-            elif key == "train_runtime":
-                at = st.bar_step if st.bar_step is not None else float(st.hf_train_index)
-                self.log.events.append(Event(EventKind.END_OF_RUN, at, n, "end-of-run summary"))
-                return
-            elif key.startswith("eval_"):
-                is_eval = True
+        """HF Trainer prints a dict per log call without the step: the bar before it has the step. `_hf_parsed`
+        finds the closing summary, an evaluation key, the (first) epoch and the values; the points go through the
+        series the dict's keys gave last time (`_series_by_keys`) and their arrays directly, in one compiled
+        `hf_append` once the steps' mode is decided (169k dicts of a 100 MB HF stdout made 523k `_point` calls, then
+        1.57M array appends from Python)."""
+        keys, values, epoch, kind = _hf_parsed(line)
+        if kind == 2:
+            at = st.bar_step if st.bar_step is not None else float(st.hf_train_index)
+            self.log.events.append(Event(EventKind.END_OF_RUN, at, n, "end-of-run summary"))
+            return
+        is_eval = kind == 1
         if not is_eval:
             st.hf_train_index += 1
             st.hf_dicts += 1
@@ -441,33 +436,48 @@ class TextStdoutReader(FormatReader):
         else:
             step, basis = float(st.hf_train_index), "index"
         st.step = step
-        memo = self._series_memo()
+        if not keys:
+            return
+        by_keys = self._series_by_keys()
+        known = by_keys.get(keys)
+        if known is None:
+            known = by_keys[keys] = self._hf_series(keys, basis)
+        series, arrays = known
         pending = st.hf_pending if st.hf_mode is None and basis == "progress-bar" else None
-        appended = False
-        for key, raw, _ in pairs:
-            if key == "epoch":
-                continue
-            try:
-                value = float(raw)
-            except ValueError:
-                try:
-                    value = parse_number(raw)
-                except ValueError:
-                    continue
-            s = memo.get(key)
-            if s is None:
-                s = memo[key] = self.series(key, classify(key), locator=pair_locator(key), step_basis=basis)
+        if pending is None and CSTDOUT is not None and CSTDOUT.hf_append(arrays, values, step, n):
+            self.log.facts["last_step"] = step  # the loop below in C: no series had a wall time or a record
+            return
+        for s, value in zip(series, values, strict=True):
             if s.walls or s.records:
                 s.append(step, value, n)
             else:  # Series.append without a wall time or record: its three arrays
                 s.steps.append(step)
                 s.values.append(value)
                 s.lines.append(n)
-            appended = True
             if pending is not None:
                 pending.append((s.key, len(s) - 1, st.hf_train_index))
-        if appended:  # what `_point` sets at each point: nothing reads it in between
-            self.log.facts["last_step"] = step
+        self.log.facts["last_step"] = step  # what `_point` sets at each point: nothing reads it in between
+
+    def _hf_series(self, keys: tuple[str, ...], basis: str) -> tuple[tuple[Series, ...], tuple[array, ...]]:
+        """The series of each key, made (in the keys' order, with this dict's basis) when the key is new, and their
+        arrays as the compiled `hf_append` takes them (steps, values, lines, walls, records of each: a series keeps
+        its arrays, `Series.truncate` cuts them in place)."""
+        memo = self._series_memo()
+        out = []
+        for key in keys:
+            s = memo.get(key)
+            if s is None:
+                s = memo[key] = self.series(key, classify(key), locator=pair_locator(key), step_basis=basis)
+            out.append(s)
+        return tuple(out), tuple(a for s in out for a in (s.steps, s.values, s.lines, s.walls, s.records))
+
+    def _series_by_keys(self) -> dict[tuple[str, ...], tuple[tuple[Series, ...], tuple[array, ...]]]:
+        """The series of an HF dict's keys, by the tuple of its keys (the Trainer prints the same keys in the same
+        order at each log call): `_series_memo`'s series, dropped with it by `forget_series`."""
+        memo = self.__dict__.get("_series_by_keys_memo")
+        if memo is None:
+            memo = self.__dict__["_series_by_keys_memo"] = {}
+        return memo
 
     def _hf_lag(self, st: _State, m: tuple[str, str, bool] | None, step: float, is_eval: bool = False) -> float:
         """The step of a dict whose bar lags (tqdm redraws at most every 0.1 s, so the position printed before a dict
@@ -632,6 +642,42 @@ class TextStdoutReader(FormatReader):
     def forget_series(self) -> None:
         super().forget_series()
         self.__dict__.pop("_memo_by_key", None)
+        self.__dict__.pop("_series_by_keys_memo", None)
+
+
+def _hf_parsed(line: str) -> tuple[tuple[str, ...], tuple[float, ...], tuple[str, str, bool] | None, int]:
+    """An HF dict's keys but ``epoch`` with their values (as float() reads them, else `parse_number`; a value neither
+    reads is left out with its key), its first ``epoch`` pair or None, and its kind: 2 when a ``train_runtime`` key
+    is anywhere (the closing summary: nothing else is read), 1 with an ``eval_`` key, else 0. The compiled `hf_dict`
+    gives the same for the plain dicts `hf_pairs` reads (this loop's float() is its PyFloat_FromString)."""
+    if CSTDOUT is not None:
+        got = CSTDOUT.hf_dict(line)
+        if got is not None:
+            return got
+    keys: list[str] = []
+    values: list[float] = []
+    epoch: tuple[str, str, bool] | None = None
+    kind = 0
+    for p in _hf_pairs(line):
+        key, raw = p[0], p[1]
+        if key == "epoch":
+            if epoch is None:
+                epoch = p
+            continue
+        if key == "train_runtime":
+            return (), (), None, 2
+        if key.startswith("eval_"):
+            kind = 1
+        try:
+            value = float(raw)
+        except ValueError:
+            try:
+                value = parse_number(raw)
+            except ValueError:
+                continue
+        keys.append(key)
+        values.append(value)
+    return tuple(keys), tuple(values), epoch, kind
 
 
 def _hf_pairs(line: str) -> list[tuple[str, str, bool]]:
