@@ -497,16 +497,19 @@ class TextStdoutReader(FormatReader):
             half = 0.5 * 10.0 ** (math.floor(math.log10(ep)) - 3) + 1e-12
         else:  # 4.x prints the float as rounded: its decimals are its precision
             half = 0.5 * 10.0 ** -(len(epoch.split(".")[1]) if "." in epoch else 0) + 1e-12
-        st.hf_epochs.append((ep - half, ep + half, step))
-        if len(st.hf_epochs) > 16:  # one at a time: the 16 last are kept
-            del st.hf_epochs[0]
-        spe = max(1, int(st.hf_spe))
-        limit = max(st.bar_total, 1) * 4 + 64
         lo, hi = ep - half, ep + half
+        epochs = st.hf_epochs
+        epochs.append((lo, hi, step))
+        if len(epochs) > 16:  # one at a time: the 16 last are kept
+            del epochs[0]
+        spe = int(st.hf_spe)  # max(1, …) and max(…, 1) without the calls: 169k dicts made 509k of them
+        if spe < 1:
+            spe = 1
+        limit = (st.bar_total if st.bar_total > 1 else 1) * 4 + 64
         # The steps per epoch found last time satisfy every epoch kept before this one (dropping the oldest only
         # removes a condition), so while the new epoch fits them too, the search below would stop at once: check
         # only the new one (169k dicts of a 100 MB HF stdout re-ran up to 16 conditions each).
-        if not (spe <= limit and math.floor(hi * spe) >= max(math.ceil(lo * spe), step)):
+        if not (spe <= limit and (top := math.floor(hi * spe)) >= step and top >= math.ceil(lo * spe)):
             while spe <= limit and not all(math.floor(hi * spe) >= max(math.ceil(lo * spe), bar)
                                            for lo, hi, bar in st.hf_epochs):
                 spe += 1
