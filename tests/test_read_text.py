@@ -209,3 +209,19 @@ def test_hf_lag_is_the_search_it_was():
             got = reader._hf_lag(st, m, bar, is_eval)
             want = _lag_reference(ref, m, bar, is_eval)
             assert (got, st) == (want, ref), (k, spe, text, bar)
+
+
+def test_an_hf_dict_with_an_epoch_that_is_not_finite_keeps_the_bars_step(tmp_path):
+    """A dict whose `epoch` prints as 'nan' or 'inf' (a run whose dataloader length is not known) has no epoch to
+    pin its step: it takes the bar's, as a dict without an epoch does. It made the whole file unreadable (nan:
+    ValueError in the steps-per-epoch search) or crashed the check (inf: OverflowError)."""
+    for word in ("nan", "inf", "-inf"):
+        path = tmp_path / f"{word}.log"
+        path.write_text(" 10%|#  | 10/100 [00:01<00:09]\n{'loss': 1.0, 'epoch': 0.1}\n"
+                        " 20%|## | 20/100 [00:02<00:08]\n{'loss': 0.9, 'epoch': 0.2}\n"
+                        f" 30%|## | 30/100 [00:02<00:08]\n{{'loss': 0.8, 'epoch': '{word}'}}\n")
+        log = read(str(path), "text")
+        assert not log.problems, word
+        (loss,) = [s for s in log.series.values() if s.name == "loss"]
+        assert list(loss.values) == [1.0, 0.9, 0.8] and list(loss.steps) == [10.0, 20.0, 30.0], word
+        assert list(loss.lines) == [2, 4, 6], word

@@ -491,8 +491,8 @@ class TextStdoutReader(FormatReader):
             ep = float(epoch) if epoch is not None else 0.0
         except ValueError:
             ep = 0.0
-        if ep <= 0 or epoch is None or m is None or st.hf_spe < 0:
-            return step
+        if not 0 < ep < math.inf or epoch is None or m is None or st.hf_spe < 0:
+            return step  # no epoch (or nan / inf, printed when the loader's length is unknown) pins the step
         if m[2]:  # 5.x quotes its values, formatted to 4 significant digits ('2.5' is 2.500)
             half = 0.5 * 10.0 ** (math.floor(math.log10(ep)) - 3) + 1e-12
         else:  # 4.x prints the float as rounded: its decimals are its precision
