@@ -299,3 +299,17 @@ def test_the_server_workspace_contains_a_file_that_breaks_its_reader(tmp_path):
     rep = ws.tracked[str(deep)].report
     assert rep is not None and rep.verdict == Level.NOT_CHECKED and "RecursionError" in (rep.error or "")
     assert rep.error == judge_path(str(deep)).error
+
+
+def test_an_integer_beyond_the_double_range_is_that_files_problem(tmp_path):
+    """A JSON integer of 401 digits: json.loads reads it, float() of it raises OverflowError, which the check did
+    not count among a file's read errors: "internal error", and the other run's FAIL was never printed."""
+    shutil.copytree(RUNS / "gallery-lr_hot", tmp_path / "lr_hot")
+    (tmp_path / "huge").mkdir()
+    (tmp_path / "huge" / "trainer_log.jsonl").write_text(
+        '{"current_steps": 1, "loss": 1' + "0" * 400 + '}\n{"current_steps": 2, "loss": 0.5}\n')
+    r = subprocess.run([sys.executable, "-m", "trainlint.cli", "check", str(tmp_path)], capture_output=True,
+                       text=True, timeout=120, cwd=tmp_path)
+    assert "internal error" not in r.stderr, r.stderr
+    assert r.returncode == 1 and "TP-DIVERGE [FAIL]" in r.stdout, (r.stdout[-2000:], r.stderr[-2000:])
+    assert "huge/trainer_log.jsonl: NOT-CHECKED" in r.stdout and "OverflowError" in r.stdout, r.stdout[-2000:]

@@ -201,7 +201,7 @@ def _consider(path: str, out: Discovery, formats: Any = None) -> None:
     except OSError as e:
         out.unreadable.append((path, _os_reason(e)))
         return
-    except (ValueError, RecursionError, MemoryError, UnicodeError) as e:  # one hostile file, not the scan
+    except (ValueError, RecursionError, MemoryError, UnicodeError, ArithmeticError) as e:  # one hostile file
         out.unreadable.append((path, f"its structure could not be read ({type(e).__name__}: {str(e)[:120]})"))
         return
     if d.format is None:

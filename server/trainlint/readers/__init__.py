@@ -25,8 +25,9 @@ class NotALog(Exception):
     """The path is readable but is not a training log trainlint knows."""
 
 
-# What reading one file can raise: each is that file's NOT-CHECKED, never the end of a scan.
-READ_ERRORS = (NotALog, OSError, ImportError, RecursionError, MemoryError, ValueError, UnicodeError)
+# What reading one file can raise: each is that file's NOT-CHECKED, never the end of a scan (ArithmeticError: an
+# integer past the double range, 401 digits in a JSON line, which float() refuses).
+READ_ERRORS = (NotALog, OSError, ImportError, RecursionError, MemoryError, ValueError, UnicodeError, ArithmeticError)
 
 
 def formats() -> tuple[str, ...]:
