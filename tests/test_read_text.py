@@ -140,52 +140,12 @@ def test_a_dict_key_first_seen_on_the_provisional_last_line_lands_in_the_log_aft
     assert [list(s.values) for s in src.log.series.values() if s.name == "grad_norm"] == [[2.0, 3.0]]
 
 
-def _lag_reference(st, m, step: float, is_eval: bool) -> float:
-    """`_hf_lag` as a12a79e wrote it (the search for the steps per epoch with max() and the short-circuit order of
-    its first condition), the measure of the rewritten one."""
-    import math
-
-    epoch = m[1] if m is not None else None
-    try:
-        ep = float(epoch) if epoch is not None else 0.0
-    except ValueError:
-        ep = 0.0
-    if ep <= 0 or epoch is None or m is None or st.hf_spe < 0:
-        return step
-    if m[2]:
-        half = 0.5 * 10.0 ** (math.floor(math.log10(ep)) - 3) + 1e-12
-    else:
-        half = 0.5 * 10.0 ** -(len(epoch.split(".")[1]) if "." in epoch else 0) + 1e-12
-    st.hf_epochs.append((ep - half, ep + half, step))
-    if len(st.hf_epochs) > 16:
-        del st.hf_epochs[0]
-    spe = max(1, int(st.hf_spe))
-    limit = max(st.bar_total, 1) * 4 + 64
-    lo, hi = ep - half, ep + half
-    if not (spe <= limit and math.floor(hi * spe) >= max(math.ceil(lo * spe), step)):
-        while spe <= limit and not all(math.floor(hi * spe) >= max(math.ceil(lo * spe), bar)
-                                       for lo, hi, bar in st.hf_epochs):
-            spe += 1
-    if spe > limit:
-        st.hf_spe = -1.0
-        return step
-    st.hf_spe = float(spe)
-    if 2 * half * spe < 1:
-        step = max(step, float(round(ep * spe)))
-    last = st.hf_last
-    if not is_eval:
-        if last is not None and step <= last[0] and ep > last[1]:
-            step = last[0] + 1
-        st.hf_last = (step, ep)
-    return step
-
-
 def test_hf_lag_is_the_search_it_was():
-    """`_hf_lag` (its conditions without max() calls: 169k dicts of a 100 MB HF stdout made 509k) gives every step
-    and leaves every state the search of a12a79e did, over 3,000 runs of dicts as HF prints them (4.x rounded floats
-    and 5.x 4-digit strings; 1 to 700 steps per epoch, bars of 5 to 2,000 steps, a bar lagging 0 to 3 steps, ahead
-    up to 2, an evaluation dict, a resume). Fails with the bar's step left out of the quick check, the smallest
-    steps per epoch taken as 2, or a lower search limit."""
+    """`_hf_lag` (the incremental search, its conditions without max() calls: 169k dicts of a 100 MB HF stdout made
+    509k) gives every step and leaves every state the full search (`_full_search_hf_lag`) does, over 3,000 runs of
+    dicts as HF prints them (4.x rounded floats and 5.x 4-digit strings; 1 to 700 steps per epoch, bars of 5 to 2,000
+    steps, a bar lagging 0 to 3 steps, ahead up to 2, an evaluation dict, a resume). Fails with the bar's step left
+    out of the quick check, the smallest steps per epoch taken as 2, or a lower search limit."""
     import copy
     import random
 
@@ -207,7 +167,7 @@ def test_hf_lag_is_the_search_it_was():
             is_eval = r.random() < 0.1
             m = ("epoch", text, quoted)
             got = reader._hf_lag(st, m, bar, is_eval)
-            want = _lag_reference(ref, m, bar, is_eval)
+            want = _full_search_hf_lag(None, ref, m, bar, is_eval)
             assert (got, st) == (want, ref), (k, spe, text, bar)
 
 

@@ -480,7 +480,8 @@ static PyObject *hf_line(PyObject *line, int parsed) {
 PyDoc_STRVAR(hf_pairs_doc,
 "hf_pairs(line) -> [(key, value, quoted), ...] or None\n\n"
 "The pairs _HF_PAIR finds on an HF Trainer dict line of the plain shape {'key': 'number', 'key': number}\n"
-"(quoted: the match ends with a quote); None for any other line, which the regex reads.");
+"(quoted: the match ends with a quote); None for any other line, which the regex reads. The reader calls\n"
+"hf_dict, which reads the same spans; this gives them as the regex would, for the tests that hold both to it.");
 
 static PyObject *hf_pairs(PyObject *self, PyObject *line) { return hf_line(line, 0); }
 
