@@ -57,6 +57,11 @@ _MODES = ("", "train", "eval-pending", "eval")  # _State.mode as the compiled sc
 _LINE = re.compile(r"[ \t]*+\| > (?P<key>[A-Za-z_][\w.]*+)" + _VALUE.format(num="", paren="?P<paren>") + r"\n",
                    re.MULTILINE)
 _NUM = r"([0-9A-Za-z_.+\-]++)"  # a number's characters as Coqui writes them (inf, nan, 1e-05, -0.5)
+# An evaluation's two header lines as Coqui writes them after a training block, each after its blank lines and
+# whole: nothing before the ``>`` or the ``-->`` can start a match of _MASTER, _MASTER reads them as the evaluation
+# and its performance (the step alternative fails at ``EVAL``), and nothing after either can start another.
+_EVAL = re.compile(r"(?P<blank>\n*+)(?:\x1b\[1m)?[ \t]*+> EVALUATION[ \t]*+(?:\x1b\[0m)?[ \t]*+\n"
+                   r"(?P<blank2>\n*+)[ \t]*+(?:\x1b\[1m)?--> EVAL PERFORMANCE(?:\x1b\[0m)?[ \t]*+\n")
 _READING = ("train", "eval")  # the modes a value line is read in
 _OPENER = re.compile(r"[-|>!]")  # every match of _MASTER not at a line's start begins with one of these
 _MAX_BLOCK = 256    # value lines one block pattern reads (the rest of a longer block: a line at a time)
@@ -225,7 +230,7 @@ class CoquiReader(FormatReader):
         ch = _Chunk()
         line, last, pos = first_line, 0, 0
         count, search, find, opener = text.count, _MASTER.search, text.find, _OPENER.search
-        k, end = self._block(text, 0, line, st, ch)
+        k, end = self._blocks(text, 0, line, st, ch)
         if k:
             line, last, pos = line + k, end, end
         while (m := search(text, pos)) is not None:
@@ -243,7 +248,7 @@ class CoquiReader(FormatReader):
                 continue
             self._structure(kind, m, line, st)
             if st.mode in _READING and (nl := find("\n", pos)) >= 0 and opener(text, pos, nl) is None:
-                k, end = self._block(text, nl + 1, line + 1, st, ch)  # nothing else on the line: the block under it
+                k, end = self._blocks(text, nl + 1, line + 1, st, ch)  # nothing else on the line: the block under it
                 if k:
                     line, last, pos = line + 1 + k, end, end
         self._flush_train(ch)
@@ -253,6 +258,20 @@ class CoquiReader(FormatReader):
             current, running = pairs[key]
             current.extend(buf[0], buf[1], buf[2], buf[3], timed=timed)
             running.extend(buf[4], buf[5], buf[6], [])  # the step's wall-clock time is on its current value
+
+    def _blocks(self, text: str, p: int, line: int, st: _State, ch: _Chunk) -> tuple[int, int]:
+        """_block, and after a training block the evaluation Coqui writes next: its two header lines read as
+        _structure reads them (two regex searches and calls less an epoch), its values as _block reads them."""
+        k, end = self._block(text, p, line, st, ch)
+        if k and st.mode == "train" and (h := _EVAL.match(text, end)) is not None:
+            at = line + k + len(h.group("blank"))  # the evaluation's line
+            st.mode = "eval-pending"
+            self._evaluation(at)
+            st.mode = "eval"
+            at += 2 + len(h.group("blank2"))  # the line under its performance line
+            k, end = self._block(text, h.end(), at, st, ch)
+            return at + k - line, end
+        return k, end
 
     def _block(self, text: str, p: int, line: int, st: _State, ch: _Chunk) -> tuple[int, int]:
         """The value lines from ``p`` (line ``line``) read with one match when the reader is training or evaluating
