@@ -209,3 +209,25 @@ def test_the_blocks_read_the_value_lines_of_a_real_vits_log(pure: object, monkey
     assert calls == {"slow": 0, "evals": 0}
     assert sorted((train, len(layout.keys), sum(layout.parens)) for (train, _), layout in reader._layouts.items()) \
         == [(False, 15, 0), (True, 21, 19)]
+
+
+def test_long_blocks_and_many_layouts_are_bounded_and_read_as_the_line_path_reads(pure: object) -> None:
+    """Blocks of 100 keys and 50 layouts (a key dropped from each in turn, the evaluations' the same): a reader
+    makes at most 32 block patterns of at most 64 lines (a compiled line is about 1.1 KB) and reads the rest a line
+    at a time, the same points as the line path, whole and in two chunks."""
+    keys = [f"loss_{i}" for i in range(100)]
+    lines = []
+    for k in range(50):
+        lines += [f"\x1b[1m   --> STEP: {k}/50 -- GLOBAL_STEP: {k * 10}\x1b[0m",
+                  *(f"     | > {key}: {k}.{i:05d}  ({i}.5)" for i, key in enumerate(keys) if i != k), "",
+                  "\x1b[1m > EVALUATION \x1b[0m", "", "  \x1b[1m--> EVAL PERFORMANCE\x1b[0m",
+                  *(f"     | > avg_{key}: {k}.{i:05d} \x1b[0m(+0.5)" for i, key in enumerate(keys) if i != k), ""]
+    text = "\n".join(lines) + "\n"
+    _both(pure, [(text, 1)], "whole")
+    _both(pure, [("\n".join(lines[:5000]) + "\n", 1), ("\n".join(lines[5000:]) + "\n", 5001)], "in two chunks")
+    from trainlint.core.model import LogFile
+
+    reader = pure.CoquiReader(LogFile(path="x", format="coqui"))  # type: ignore[attr-defined]
+    reader.scan(text, 1)
+    assert len(reader._layouts) == 32
+    assert max(len(layout.keys) for layout in reader._layouts.values()) == 64

@@ -64,8 +64,11 @@ _EVAL = re.compile(r"(?P<blank>\n*+)(?:\x1b\[1m)?[ \t]*+> EVALUATION[ \t]*+(?:\x
                    r"(?P<blank2>\n*+)[ \t]*+(?:\x1b\[1m)?--> EVAL PERFORMANCE(?:\x1b\[0m)?[ \t]*+\n")
 _READING = ("train", "eval")  # the modes a value line is read in
 _OPENER = re.compile(r"[-|>!]")  # every match of _MASTER not at a line's start begins with one of these
-_MAX_BLOCK = 256    # value lines one block pattern reads (the rest of a longer block: a line at a time)
-_MAX_LAYOUTS = 256  # block patterns a reader compiles (a log whose every block differs: a line at a time)
+# A compiled block pattern holds about 1.1 KB a line (24 KB for VITS's 21 training keys): a reader keeps at most
+# _MAX_LAYOUTS of at most _MAX_BLOCK lines (2.6 MB for a log whose every block differs; real logs have 2 or 3),
+# and the lines past them are read a line at a time.
+_MAX_BLOCK = 64     # value lines one block pattern reads
+_MAX_LAYOUTS = 32   # block patterns a reader makes
 
 
 class _Layout:
@@ -607,7 +610,7 @@ class CoquiReader(FormatReader):
         self._eval_series(key).append(st.eval_step, value, line)  # type: ignore[arg-type]
 
 
-@lru_cache(maxsize=512)
+@lru_cache(maxsize=64)
 def _layout(train: bool, lines: tuple[tuple[str, bool], ...]) -> _Layout:
     """Layouts shared by every reader: a server reading many runs of one trainer compiles each once."""
     return _Layout(train, lines)
