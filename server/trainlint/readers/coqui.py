@@ -54,7 +54,7 @@ _SCANNED = (EventKind.EPOCH, EventKind.EVALUATION, EventKind.BEST_MODEL, EventKi
 _MODES = ("", "train", "eval-pending", "eval")  # _State.mode as the compiled scanner numbers it
 # A value line as the pure block path reads it: blanks before it, nothing else (a character that can start a match
 # of _MASTER before its ``| > `` would be read first), and its line break.
-_LINE = re.compile(r"[ \t]*+\| > (?P<key>[A-Za-z_][\w.]*+)" + _VALUE.format(num="", paren="?P<paren>") + r"\n",
+_LINE = re.compile(r"[ \t]*+\| > (?P<key>[A-Za-z_][\w.]*+)" + _VALUE.format(num="?P<num>", paren="?P<paren>") + r"\n",
                    re.MULTILINE)
 _NUM = r"([0-9A-Za-z_.+\-]++)"  # a number's characters as Coqui writes them (inf, nan, 1e-05, -0.5)
 # An evaluation's two header lines as Coqui writes them after a training block, each after its blank lines and
@@ -71,6 +71,9 @@ _MAX_BLOCK = 64     # value lines one block pattern reads
 _MAX_LAYOUTS = 32   # block patterns a reader makes
 
 
+_Shape = tuple[str, bool, tuple[str, ...] | None]  # a value line: its key, whether it has an average, its text
+
+
 class _Layout:
     """The value lines of a block: their keys in order, which of them have a parenthesised number, and the pattern
     that reads them all with one match. A line of the pattern is _LINE with its key written out, so it reads what
@@ -80,18 +83,29 @@ class _Layout:
     other character that _MASTER's number takes is refused (what may follow a number is none of those), and
     where the pattern matches, its run is _MASTER's. A line has one way to match (possessive runs, a number cannot
     start with the escape a shorter colour code would leave), so a later line that fails sends the engine back
-    through no other reading of the earlier ones. ``at``: where each key's number is in the groups (``width``)."""
+    through no other reading of the earlier ones. ``at``: where each key's number is in the groups (``width``).
+
+    A line without a colour code is matched by its own text around its numbers (``pieces``: the line up to its
+    number, from there to its average, from there to its end; the engine compares them a character at a time, half
+    the time of the classes): what _MASTER's blanks and colour codes took of it depends on those characters and on
+    the first one of the number, which is never a blank or an escape, so another line with the same pieces is read
+    the same way, and a line that differs is learnt as another layout."""
 
     __slots__ = ("at", "keys", "parens", "pattern", "width")
 
-    def __init__(self, train: bool, lines: tuple[tuple[str, bool], ...]) -> None:
-        self.keys = tuple(key for key, _ in lines)
-        self.parens = tuple(paren for _, paren in lines) if train else (False,) * len(lines)
+    def __init__(self, train: bool, lines: tuple[_Shape, ...]) -> None:
+        self.keys = tuple(key for key, _, _ in lines)
+        self.parens = tuple(paren for _, paren, _ in lines) if train else (False,) * len(lines)
         at, width, parts = [], 0, []
         number = ":" + _ESC + r"[ \t]*+" + _NUM + r"[ \t]*+" + _ESC
-        for key, paren in lines:
+        average = r"([^)\n]*+)" if train else r"[^)\n]*+"
+        for key, paren, pieces in lines:
             at.append(width)
             width += 1 + (train and paren)
+            if pieces is not None:
+                parts.append(re.escape(pieces[0]) + _NUM + re.escape(pieces[1])
+                             + (average + re.escape(pieces[2]) if paren else ""))
+                continue
             if not train:
                 tail = number + r"(?:[ \t]*+\([^)\n]*+\))?[ \t\r]*+$"
             elif paren:
@@ -161,7 +175,7 @@ class CoquiReader(FormatReader):
     def __init__(self, log: LogFile, roles: RoleMap | None = None) -> None:
         super().__init__(log, roles)
         self.state = _State()
-        self._layouts: dict[tuple[bool, tuple[tuple[str, bool], ...]], _Layout] = {}  # the ones this reader met
+        self._layouts: dict[tuple[bool, tuple[_Shape, ...]], _Layout] = {}  # the ones this reader met
         self._recent: dict[str, _Layout] = {}  # per mode: the last layout read
         self.forget_series()
 
@@ -318,14 +332,14 @@ class CoquiReader(FormatReader):
     def _learn(self, text: str, p: int, train: bool) -> _Layout | None:
         """The layout of the value lines from ``p``: their keys up to the first repeated one (a key's points must
         come in order) and their pattern; None when there is no value line or too many layouts were made."""
-        lines: list[tuple[str, bool]] = []
+        lines: list[_Shape] = []
         seen: set[str] = set()
         while len(lines) < _MAX_BLOCK and (m := _LINE.match(text, p)) is not None:
             key = m.group("key")
             if key in seen:
                 break
             seen.add(key)
-            lines.append((key, m.group("paren") is not None))
+            lines.append(_shape(m))
             p = m.end()
         if not lines:
             return None
@@ -610,8 +624,19 @@ class CoquiReader(FormatReader):
         self._eval_series(key).append(st.eval_step, value, line)  # type: ignore[arg-type]
 
 
+def _shape(m: re.Match[str]) -> _Shape:
+    """A value line's key, whether it has an average, and its text around its numbers when it has no colour code
+    (_Layout matches those lines by that text)."""
+    text, (start, end), (ns, ne), (ps, pe) = m.string, m.span(), m.span("num"), m.span("paren")
+    if text.find("\x1b", start, end) >= 0:
+        return m.group("key"), ps >= 0, None
+    if ps < 0:
+        return m.group("key"), False, (text[start:ns], text[ne:end])
+    return m.group("key"), True, (text[start:ns], text[ne:ps], text[pe:end])
+
+
 @lru_cache(maxsize=64)
-def _layout(train: bool, lines: tuple[tuple[str, bool], ...]) -> _Layout:
+def _layout(train: bool, lines: tuple[_Shape, ...]) -> _Layout:
     """Layouts shared by every reader: a server reading many runs of one trainer compiles each once."""
     return _Layout(train, lines)
 
