@@ -24,6 +24,10 @@ from .base import FormatReader, line_format
 from .registry import Detection, FormatSpec, Probe
 
 _ESC = r"(?:\x1b\[[\d;]*m)*"
+# A value line after its key: the number, the parenthesised one, the end of the line. One text for the regex that
+# reads a line and for the block patterns that read many at once (_block_pattern), so both read a line alike.
+_VALUE = (":" + _ESC + r"[ \t]*+({num}[^\s\x1b(]++)[ \t]*+" + _ESC
+          + r"(?:[ \t]*+\(({paren}[^)\n]*+)\))?[ \t\r]*+$")
 # The leading look-ahead lets the engine skip, in C, every position that cannot start a match. Runs are
 # possessive (``*+``): adjacent blank runs would otherwise try every split of a long blank stretch.
 _MASTER = re.compile(
@@ -31,8 +35,7 @@ _MASTER = re.compile(
     r"(?:(?P<stephdr>--> (?:TIME: (?P<time>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d) -- )?"
     r"STEP: (?P<local>\d{1,15})/(?P<total>\d{1,15})"
     r" -- GLOBAL_STEP: (?P<gstep>\d{1,15}))"
-    r"|(?P<val>\| > (?P<key>[A-Za-z_][\w.]*+):" + _ESC + r"[ \t]*+(?P<num>[^\s\x1b(]++)[ \t]*+" + _ESC
-    + r"(?:[ \t]*+\((?P<paren>[^)\n]*+)\))?[ \t\r]*+$)"
+    r"|(?P<val>\| > (?P<key>[A-Za-z_][\w.]*+)" + _VALUE.format(num="?P<num>", paren="?P<paren>") + ")"
     r"|(?P<epoch>> EPOCH: (?P<ep>\d{1,15})/(?P<eptot>\d{1,15}))"
     r"|(?P<evalhdr>> EVALUATION\b)"
     r"|(?P<evalperf>--> EVAL PERFORMANCE)"
@@ -49,6 +52,100 @@ _STEP_IN_NAME = re.compile(r"_(\d+)\.pth")
 # the events the compiled scanner makes itself (coqui_sink's order)
 _SCANNED = (EventKind.EPOCH, EventKind.EVALUATION, EventKind.BEST_MODEL, EventKind.CHECKPOINT)
 _MODES = ("", "train", "eval-pending", "eval")  # _State.mode as the compiled scanner numbers it
+# A value line as the pure block path reads it: blanks before it, nothing else (a character that can start a match
+# of _MASTER before its ``| > `` would be read first), and its line break.
+_LINE = re.compile(r"[ \t]*+\| > (?P<key>[A-Za-z_][\w.]*+)" + _VALUE.format(num="?P<num>", paren="?P<paren>") + r"\n",
+                   re.MULTILINE)
+_NUM = r"([0-9A-Za-z_.+\-]++)"  # a number's characters as Coqui writes them (inf, nan, 1e-05, -0.5)
+# An evaluation's two header lines as Coqui writes them after a training block, each after its blank lines and
+# whole: nothing before the ``>`` or the ``-->`` can start a match of _MASTER, _MASTER reads them as the evaluation
+# and its performance (the step alternative fails at ``EVAL``), and nothing after either can start another.
+_EVAL = re.compile(r"(?P<blank>\n*+)(?:\x1b\[1m)?[ \t]*+> EVALUATION[ \t]*+(?:\x1b\[0m)?[ \t]*+\n"
+                   r"(?P<blank2>\n*+)[ \t]*+(?:\x1b\[1m)?--> EVAL PERFORMANCE(?:\x1b\[0m)?[ \t]*+\n")
+_READING = ("train", "eval")  # the modes a value line is read in
+_OPENER = re.compile(r"[-|>!]")  # every match of _MASTER not at a line's start begins with one of these
+# A compiled block pattern holds about 1.1 KB a line (24 KB for VITS's 21 training keys): a reader keeps at most
+# _MAX_LAYOUTS of at most _MAX_BLOCK lines (2.6 MB for a log whose every block differs; real logs have 2 or 3),
+# and the lines past them are read a line at a time.
+_MAX_BLOCK = 64     # value lines one block pattern reads
+_MAX_LAYOUTS = 32   # block patterns a reader makes
+
+
+_Shape = tuple[str, bool, tuple[str, ...] | None]  # a value line: its key, whether it has an average, its text
+
+
+class _Layout:
+    """The value lines of a block: their keys in order, which of them have a parenthesised number, and the pattern
+    that reads them all with one match. A line of the pattern is _LINE with its key written out, so it reads what
+    _MASTER's value alternative reads there: for training, the average either required or refused (the optional
+    group _MASTER tries first reads it when it is there), each a group; for an evaluation, only the number is one.
+    The number is the ASCII characters of numbers (_NUM), a class the engine checks in a bitmap: a number with any
+    other character that _MASTER's number takes is refused (what may follow a number is none of those), and
+    where the pattern matches, its run is _MASTER's. A line has one way to match (possessive runs, a number cannot
+    start with the escape a shorter colour code would leave), so a later line that fails sends the engine back
+    through no other reading of the earlier ones. ``at``: where each key's number is in the groups (``width``).
+
+    A line without a colour code is matched by its own text around its numbers (``pieces``: the line up to its
+    number, from there to its average, from there to its end; the engine compares them a character at a time, half
+    the time of the classes): what _MASTER's blanks and colour codes took of it depends on those characters and on
+    the first one of the number, which is never a blank or an escape, so another line with the same pieces is read
+    the same way, and a line that differs is learnt as another layout."""
+
+    __slots__ = ("at", "keys", "parens", "pattern", "width")
+
+    def __init__(self, train: bool, lines: tuple[_Shape, ...]) -> None:
+        self.keys = tuple(key for key, _, _ in lines)
+        self.parens = tuple(paren for _, paren, _ in lines) if train else (False,) * len(lines)
+        at, width, parts = [], 0, []
+        number = ":" + _ESC + r"[ \t]*+" + _NUM + r"[ \t]*+" + _ESC
+        average = r"([^)\n]*+)" if train else r"[^)\n]*+"
+        for key, paren, pieces in lines:
+            at.append(width)
+            width += 1 + (train and paren)
+            if pieces is not None:
+                parts.append(re.escape(pieces[0]) + _NUM + re.escape(pieces[1])
+                             + (average + re.escape(pieces[2]) if paren else ""))
+                continue
+            if not train:
+                tail = number + r"(?:[ \t]*+\([^)\n]*+\))?[ \t\r]*+$"
+            elif paren:
+                tail = number + r"[ \t]*+\(([^)\n]*+)\)[ \t\r]*+$"
+            else:
+                tail = number + r"[ \t\r]*+$"
+            parts.append(r"[ \t]*+\| > " + re.escape(key) + tail + r"\n")
+        self.at, self.width = tuple(at), width
+        self.pattern = re.compile("".join(parts), re.MULTILINE)
+
+
+class _Batch:
+    """A chunk's blocks of one layout that the block path read: their numbers as float() read them, a block's
+    after the other's (``values``), and each block's step, wall time and first line."""
+
+    __slots__ = ("layout", "lines", "steps", "values", "walls")
+
+    def __init__(self) -> None:
+        self.layout: _Layout | None = None
+        self.values = array("d")
+        self.steps: list[float] = []
+        self.walls: list[float] = []
+        self.lines: list[int] = []
+
+
+class _Chunk:
+    """What the block path keeps while it reads one chunk: the training points per key (step, value, line, wall;
+    step, average, line), the pending training and evaluation blocks, whether a training point had a wall time."""
+
+    __slots__ = ("buffers", "evals", "timed", "train")
+
+    def __init__(self) -> None:
+        self.buffers: dict[str, tuple[array, ...]] = {}
+        self.train, self.evals, self.timed = _Batch(), _Batch(), False
+
+    def buffer(self, key: str) -> tuple[array, ...]:
+        buf = self.buffers.get(key)
+        if buf is None:
+            buf = self.buffers[key] = tuple(array(t) for t in "ddIdddI")
+        return buf
 
 
 @dataclass
@@ -78,12 +175,21 @@ class CoquiReader(FormatReader):
     def __init__(self, log: LogFile, roles: RoleMap | None = None) -> None:
         super().__init__(log, roles)
         self.state = _State()
+        self._layouts: dict[tuple[bool, tuple[_Shape, ...]], _Layout] = {}  # the ones this reader met
+        self._recent: dict[str, _Layout] = {}  # per mode: the last layout read
         self.forget_series()
 
     def scan(self, text: str, first_line: int) -> None:
         if CTEXT is not None:
             self._scan_compiled(text, first_line)
-            return
+        elif "\r" in text:  # a carriage return counts as a line break here and not in the block patterns
+            self._scan_lines(text, first_line)
+        else:
+            self._scan_blocks(text, first_line)
+
+    def _scan_lines(self, text: str, first_line: int) -> None:
+        """The pure-Python read a line at a time, one regex match each: for a chunk with a carriage return, which
+        _scan_blocks leaves (it counts line breaks and matches blocks by ``\n`` alone)."""
         st: _State = self.state
         line = first_line
         last = 0
@@ -131,6 +237,195 @@ class CoquiReader(FormatReader):
             current, running = pairs[key]
             current.extend(buf[0], buf[1], buf[2], buf[3])
             running.extend(buf[4], buf[5], buf[6], [])  # the step's wall-clock time is on its current value
+
+    def _scan_blocks(self, text: str, first_line: int) -> None:
+        """scan in pure Python a block at a time (a chunk without a carriage return): after a line that leaves the
+        reader training or evaluating, the value lines under it are read by one match of their keys' pattern and
+        their numbers converted a key's column at a time (a call a value line was 9 of 10 of the time); the regex
+        reads every other line as _scan_lines does, a value line the blocks left after their points."""
+        st: _State = self.state
+        ch = _Chunk()
+        line, last, pos = first_line, 0, 0
+        count, search, find, opener = text.count, _MASTER.search, text.find, _OPENER.search
+        k, end = self._blocks(text, 0, line, st, ch)
+        if k:
+            line, last, pos = line + k, end, end
+        while (m := search(text, pos)) is not None:
+            start = m.start()
+            line += count("\n", last, start)
+            last, pos = start, m.end()
+            kind = m.lastgroup
+            if kind == "val":
+                if st.mode == "train" and st.step is not None:
+                    self._flush_train(ch)  # the blocks' points first: each series gets its points in order
+                    self._slow_train(m, line, st, ch)
+                elif st.mode == "eval" and st.eval_step is not None:
+                    self._flush_eval(ch)
+                    self._eval_value(m, line, st)
+                continue
+            self._structure(kind, m, line, st)
+            if st.mode in _READING and (nl := find("\n", pos)) >= 0 and opener(text, pos, nl) is None:
+                k, end = self._blocks(text, nl + 1, line + 1, st, ch)  # nothing else on the line: the block under it
+                if k:
+                    line, last, pos = line + 1 + k, end, end
+        self._flush_train(ch)
+        self._flush_eval(ch)
+        pairs, timed = self._pairs, None if ch.timed else False
+        for key, buf in ch.buffers.items():
+            current, running = pairs[key]
+            current.extend(buf[0], buf[1], buf[2], buf[3], timed=timed)
+            running.extend(buf[4], buf[5], buf[6], [])  # the step's wall-clock time is on its current value
+
+    def _blocks(self, text: str, p: int, line: int, st: _State, ch: _Chunk) -> tuple[int, int]:
+        """_block, and after a training block the evaluation Coqui writes next: its two header lines read as
+        _structure reads them (two regex searches and calls less an epoch), its values as _block reads them."""
+        k, end = self._block(text, p, line, st, ch)
+        if k and st.mode == "train" and (h := _EVAL.match(text, end)) is not None:
+            at = line + k + len(h.group("blank"))  # the evaluation's line
+            st.mode = "eval-pending"
+            self._evaluation(at)
+            st.mode = "eval"
+            at += 2 + len(h.group("blank2"))  # the line under its performance line
+            k, end = self._block(text, h.end(), at, st, ch)
+            return at + k - line, end
+        return k, end
+
+    def _block(self, text: str, p: int, line: int, st: _State, ch: _Chunk) -> tuple[int, int]:
+        """The value lines from ``p`` (line ``line``) read with one match when the reader is training or evaluating
+        there: (lines read, where they end); (0, p) when it is not, no value line is there, or float() refuses one
+        of their numbers (the regex then reads them a line at a time, as _scan_lines does)."""
+        train = st.mode == "train"
+        if train and st.step is not None:
+            batch, step = ch.train, st.step
+        elif st.mode == "eval" and st.eval_step is not None:
+            batch, step = ch.evals, st.eval_step
+        else:
+            return 0, p
+        layout = self._recent.get(st.mode)
+        m = layout.pattern.match(text, p) if layout is not None else None
+        if m is None or _LINE.match(text, m.end()) is not None:  # other keys, or more of them
+            layout = self._learn(text, p, train)
+            if layout is None or (m := layout.pattern.match(text, p)) is None:
+                return 0, p
+            self._recent[st.mode] = layout
+        if layout is not batch.layout:
+            if train:
+                self._flush_train(ch)
+            else:
+                self._flush_eval(ch)
+            batch.layout = layout
+        values = batch.values
+        n = len(values)
+        try:
+            values.extend(map(float, m.groups()))  # converted while the text is in the cache
+        except ValueError:
+            del values[n:]
+            return 0, p
+        if layout not in (self._ready if train else self._ready_eval):
+            self._block_series(layout, train)
+        if train:
+            batch.walls.append(st.wall)
+        batch.steps.append(step)
+        batch.lines.append(line)
+        return len(layout.keys), m.end()
+
+    def _learn(self, text: str, p: int, train: bool) -> _Layout | None:
+        """The layout of the value lines from ``p``: their keys up to the first repeated one (a key's points must
+        come in order) and their pattern; None when there is no value line or too many layouts were made."""
+        lines: list[_Shape] = []
+        seen: set[str] = set()
+        while len(lines) < _MAX_BLOCK and (m := _LINE.match(text, p)) is not None:
+            key = m.group("key")
+            if key in seen:
+                break
+            seen.add(key)
+            lines.append(_shape(m))
+            p = m.end()
+        if not lines:
+            return None
+        t = (train, tuple(lines))
+        layout = self._layouts.get(t)
+        if layout is None:
+            if len(self._layouts) >= _MAX_LAYOUTS:
+                return None
+            layout = self._layouts[t] = _layout(*t)
+        return layout
+
+    def _block_series(self, layout: _Layout, train: bool) -> None:
+        """A block's series made in the order of its lines, as _scan_lines makes them at their first number (the
+        block path reads a block whose every number float() reads): once made, the layout is not looked at again."""
+        if train:
+            for key in layout.keys:
+                if key not in self._pairs:
+                    self._pair(key)
+            self._ready.add(layout)
+        else:
+            for key in layout.keys:
+                if key not in self._evals:
+                    self._evals[key] = self._eval_series(key)
+            self._ready_eval.add(layout)
+
+    def _flush_train(self, ch: _Chunk) -> None:
+        """The pending training blocks' points into the chunk's buffers, a key's column at a time."""
+        b = ch.train
+        if not b.steps:
+            return
+        layout, values = b.layout, b.values
+        assert layout is not None
+        steps, walls, w = array("d", b.steps), array("d", b.walls), layout.width
+        if not ch.timed and not all(map(math.isnan, walls)):
+            ch.timed = True
+        for i, (key, at, paren) in enumerate(zip(layout.keys, layout.at, layout.parens, strict=True)):
+            lines = array("I", map(i.__add__, b.lines))
+            buf = ch.buffer(key)
+            buf[0].extend(steps)
+            buf[1].extend(values[at::w])
+            buf[2].extend(lines)
+            buf[3].extend(walls)
+            if paren:
+                buf[4].extend(steps)
+                buf[5].extend(values[at + 1::w])
+                buf[6].extend(lines)
+        b.values, b.steps, b.walls, b.lines = array("d"), [], [], []
+
+    def _flush_eval(self, ch: _Chunk) -> None:
+        """The pending evaluation blocks' values into their series, a key's column at a time."""
+        b = ch.evals
+        if not b.steps:
+            return
+        layout, values = b.layout, b.values
+        assert layout is not None
+        steps, w, evals = array("d", b.steps), layout.width, self._evals
+        nans = array("d", [math.nan]) * len(steps)  # as append adds them: a NaN wall time each when kept
+        for i, (key, at) in enumerate(zip(layout.keys, layout.at, strict=True)):
+            evals[key].extend(steps, values[at::w], array("I", map(i.__add__, b.lines)), nans, timed=False)
+        b.values, b.steps, b.lines = array("d"), [], []
+
+    def _slow_train(self, m: re.Match[str], line: int, st: _State, ch: _Chunk) -> None:
+        """A training value line the blocks did not read, into the chunk's buffers as _scan_lines reads it."""
+        key = m.group("key")
+        try:
+            value = float(m.group("num"))
+        except ValueError:
+            return
+        if key not in self._pairs:
+            self._pair(key)
+        buf = ch.buffer(key)
+        step, wall = st.step, st.wall
+        buf[0].append(step)  # type: ignore[arg-type]
+        buf[1].append(value)
+        buf[2].append(line)
+        buf[3].append(wall)
+        ch.timed = ch.timed or wall == wall
+        paren = m.group("paren")
+        if paren is not None:
+            try:
+                avg = float(paren)
+            except ValueError:
+                return
+            buf[4].append(step)  # type: ignore[arg-type]
+            buf[5].append(avg)
+            buf[6].append(line)
 
     def _structure(self, kind: str | None, m: re.Match[str], line: int, st: _State) -> None:
         """What a line that is not a value says: a step header, an epoch, an evaluation, a checkpoint, the end."""
@@ -316,6 +611,9 @@ class CoquiReader(FormatReader):
     def forget_series(self) -> None:
         super().forget_series()
         self._pairs: dict[str, tuple[Series, Series]] = {}
+        self._evals: dict[str, Series] = {}  # the evaluation series the block path made or found
+        self._ready: set[_Layout] = set()       # layouts whose training series are all made
+        self._ready_eval: set[_Layout] = set()  # layouts whose evaluation series are all made
 
     def _eval_value(self, m: re.Match[str], line: int, st: _State) -> None:
         key = m.group("key")
@@ -324,6 +622,23 @@ class CoquiReader(FormatReader):
         except ValueError:
             return
         self._eval_series(key).append(st.eval_step, value, line)  # type: ignore[arg-type]
+
+
+def _shape(m: re.Match[str]) -> _Shape:
+    """A value line's key, whether it has an average, and its text around its numbers when it has no colour code
+    (_Layout matches those lines by that text)."""
+    text, (start, end), (ns, ne), (ps, pe) = m.string, m.span(), m.span("num"), m.span("paren")
+    if text.find("\x1b", start, end) >= 0:
+        return m.group("key"), ps >= 0, None
+    if ps < 0:
+        return m.group("key"), False, (text[start:ns], text[ne:end])
+    return m.group("key"), True, (text[start:ns], text[ne:ps], text[pe:end])
+
+
+@lru_cache(maxsize=64)
+def _layout(train: bool, lines: tuple[_Shape, ...]) -> _Layout:
+    """Layouts shared by every reader: a server reading many runs of one trainer compiles each once."""
+    return _Layout(train, lines)
 
 
 def _wall(stamp: str | None) -> float:
