@@ -228,23 +228,30 @@ def test_a_quoted_comma_is_left_to_csv_reader(text: str, tmp_path: Path, monkeyp
     assert [len(s.values) for s in a.series.values()] == [want], text  # "a,b": the rows 1 and 4 only
 
 
-@pytest.mark.parametrize("every", [1, 3, 997, 0])
-def test_odd_cells_in_many_rows_are_read_by_columns_as_by_rows(every: int, tmp_path: Path,
+@pytest.mark.parametrize("every, column", [(1, "note"), (3, "note"), (997, "note"), (0, "note"), (3, "step"),
+                                           (997, "step"), (0, "step")])
+def test_odd_cells_in_many_rows_are_read_by_columns_as_by_rows(every: int, column: str, tmp_path: Path,
                                                                monkeypatch: pytest.MonkeyPatch) -> None:
-    """5,000 rows, a cell float() refuses in every ``every``-th (0: a single one, in row 4,321) of two columns, one
-    also blank or padded: the rows _take declines are halved down to csv.reader's, the problems (once a column, in
-    row order) and the points the same."""
+    """5,000 rows, cells float() refuses in every ``every``-th row (0: in one, row 4,321) of one column and just
+    before them in another, padded ones beside them: a value column's are read a cell at a time and reported
+    once a column in row order (acc's first before note's, though note comes first in the row); a step's (its row
+    skipped) decline the rows, halved down to csv.reader's."""
     rows = ["step,loss,note,acc"]
     for i in range(5000):
-        odd = (i % every == 0) if every else i == 4321
-        rows.append(f"{i},{i / 7},{'n/a' if odd else ''},{' x' if odd and i % 2 else ' 0.5 ' if odd else i % 5}")
+        odd = (i % every == 1) if every > 1 else i == 4322 if not every else True
+        early = (i % every == 0) if every else i == 4321
+        step = "x" if odd and column == "step" else str(i)
+        note = "n/a" if odd and column == "note" else " 7 " if odd else ""
+        rows.append(f"{step},{i / 7},{note},{' y' if early else ' 0.5 ' if i % 4 == 0 else i % 5}")
     p = tmp_path / "metrics.csv"
     p.write_text("\r\n".join(rows) + "\r\n", newline="")
     taken = _Taken(monkeypatch)
     a, b = _read_both(p, monkeypatch)
-    _same_reading(a, b, f"every {every}")
-    assert len(b.problems) == 2 and sum(len(s.values) for s in a.series.values()) > 7000, b.problems
-    if every == 0 or every > 64:  # an odd cell in every 64 rows: csv.reader reads them all
+    _same_reading(a, b, f"every {every}, {column}")
+    firsts = sorted((next(i for i, r in enumerate(rows) if what in r), k, name)
+                    for k, name, what in [(2, "note", "n/a"), (3, "acc", " y")] if any(what in r for r in rows))
+    assert [q.message.split("`")[1] for q in b.problems] == [name for _, _, name in firsts], b.problems
+    if column == "note" or every == 0 or every > 64:  # a step in every 64 rows that is no number: all csv.reader's
         assert taken.rows > 4000, taken.rows
 
 

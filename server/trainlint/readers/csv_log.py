@@ -264,9 +264,9 @@ class CsvReader(FormatReader):
     def _plain_rows(self, lines: list[str], i: int, j: int, first_line: int, bufs: list[_Buf | None]) -> None:
         """Rows ``lines[i:j]``, each of the header's number of cells split at every comma (_odd_lines' plain lines),
         read by _take from one split of their joined text, a column's cells every ``len(bufs)``-th. Rows _take
-        declines (a cell float() refuses) are halved, and each half tried again, down to 64 rows that csv.reader
-        reads (_rows): one odd cell costs about three reads of the rows, not all of them read row by row. After
-        32 declines (odd cells everywhere) csv.reader reads each part _take declines as it is."""
+        declines (a step float() refuses) are halved, and each half tried again, down to 64 rows that csv.reader
+        reads (_rows): one odd step costs about three reads of the rows, not all of them read row by row. After
+        32 declines (odd steps everywhere) csv.reader reads each part _take declines as it is."""
         nc, misses = len(bufs), 0
         parts = [(i, j)]
         while parts:
@@ -284,23 +284,30 @@ class CsvReader(FormatReader):
         """``m`` plain rows (the first on physical line ``line``), column ``k``'s cells ``column(k)``, read a column
         at a time in C-level calls (a Python loop a cell was 8.4 s of the 100 MB sparse Lightning metrics.csv's
         9.9 s): a column's non-blank cells (a blank cell is an absent value: most of a sparse Lightning
-        metrics.csv) through map(float), their steps and lines picked by itertools.compress. A step, wall time or
-        cell float() refuses declines the rows (False, nothing added): csv.reader reads them row by row (_rows),
-        the odd cell reported there, in its row's order."""
+        metrics.csv) through map(float), their steps and lines picked by list.index spans or itertools.compress. A
+        column holding a cell float() refuses is read a cell at a time (_odd_column) as _rows reads it, the first odd
+        cell of each column reported in row order. A step float() refuses (the row is skipped) declines the rows
+        (False, nothing added): csv.reader reads them row by row (_rows)."""
         st: _State = self.state
         try:
             steps = _steps(column(st.step_col)) if st.step_col >= 0 else array("d", range(st.rows, st.rows + m))
-            walls = _walls(column(st.wall_col)) if st.wall_col >= 0 else None
-            points = []
-            for k, buf in enumerate(bufs):
-                if buf is not None:
-                    cells = column(k)
-                    blank = "" in cells  # list.count and filter cost more for a dense column
-                    values = array("d", list(map(float, filter(None, cells) if blank else cells)))
-                    if values:
-                        points.append((buf, cells, values))
         except ValueError:
             return False
+        walls = _walls(column(st.wall_col)) if st.wall_col >= 0 else None
+        points, odd = [], []
+        for k, buf in enumerate(bufs):
+            if buf is not None:
+                cells = column(k)
+                blank = "" in cells  # list.count and filter cost more for a dense column
+                try:
+                    values = array("d", list(map(float, filter(None, cells) if blank else cells)))
+                except ValueError:
+                    values, cells, first = _odd_column(cells)
+                    odd += [(first[0], k, first[1])] if first else []
+                if values:
+                    points.append((buf, cells, values))
+        for i, k, cell in sorted(odd):  # as _rows meets them: by row, then by column
+            self._not_a_number(bufs[k][4], cell, line + i)  # type: ignore[index]
         st.rows += m
         rows = [steps, array("I", list(range(line, line + m))), walls]
         index: list[int] = []
@@ -330,10 +337,14 @@ class CsvReader(FormatReader):
         try:
             return parse_number(cell)
         except ValueError:
-            if name not in self.state.bad_columns:
-                self.state.bad_columns.add(name)
-                self.log.problem(f"column `{name}` holds {cell!r}, not a number; such cells are ignored", line)
+            self._not_a_number(name, cell, line)
             return None
+
+    def _not_a_number(self, name: str, cell: str, line: int) -> None:
+        """A cell that is no number, reported once per column name."""
+        if name not in self.state.bad_columns:
+            self.state.bad_columns.add(name)
+            self.log.problem(f"column `{name}` holds {cell!r}, not a number; such cells are ignored", line)
 
     def _header(self, names: list[str]) -> None:
         st: _State = self.state
@@ -421,6 +432,28 @@ def _spans(rows: list[array | None], cells: list[str], blanks: int) -> list[arra
         else:
             got.append(None)
     return got
+
+
+def _odd_column(cells: list[str]) -> tuple[array, list[str], tuple[int, str] | None]:
+    """A column holding a cell float() refuses, read a cell at a time as _rows and _odd_cell read it: (its values,
+    its cells with "" where no value was read, the row and text of its first cell that is no number)."""
+    values, kept, first = array("d"), [""] * len(cells), None
+    for i, raw in enumerate(cells):
+        if not raw:
+            continue
+        try:
+            values.append(float(raw))
+        except ValueError:
+            cell = raw.strip()
+            if not cell:
+                continue
+            try:
+                values.append(parse_number(cell))  # padded or quoted
+            except ValueError:
+                first = first or (i, cell)
+                continue
+        kept[i] = raw
+    return values, kept, first
 
 
 def _wall(cell: str) -> float:
