@@ -6,13 +6,15 @@ NaN; a cell that says ``nan`` is NaN. Header names keep the spelling of the file
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import csv
 import itertools
 import math
+import operator
 import re
 from array import array
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -71,14 +73,45 @@ class CsvReader(FormatReader):
         self._series: list[Series | None] = []
 
     def scan(self, text: str, first_line: int) -> None:
-        if CSCAN is not None and text.isascii():  # isascii: a flag of the str, no scan
+        if CSCAN is None:
+            self._scan_pure(text, first_line)
+        elif text.isascii():  # isascii: a flag of the str, no scan
             self._scan_text(text, first_line)
         else:
             self._scan_lines(text, first_line)
 
+    def _scan_pure(self, text: str, first_line: int) -> None:
+        """The pure path: the chunk's complete lines read a column at a time from the text itself (_plain_text) when
+        every row is plain, else (and the partial line a growing log ends with) from its list of lines
+        (_read_lines), which reads the plain runs a column at a time and the rest row by row."""
+        pos, line = 0, first_line
+        if self.state.header is None:
+            pos, line = self._header_at(text, first_line)
+            if pos < 0:
+                return
+        bufs = self._buffers()
+        end = text.rfind("\n") + 1
+        if end > pos:
+            rows = self._plain_text(text[pos:end] if pos or end < len(text) else text, line, bufs)
+            if rows >= 0:
+                pos, line = end, line + rows
+        if pos < len(text):
+            self._read_lines(split_lines(text[pos:] if pos else text), 0, line, bufs)
+        self._extend(bufs)
+
+    def _header_at(self, text: str, first_line: int) -> tuple[int, int]:
+        """The header read from the chunk's first line that is not blank: (the offset and the line just after it),
+        or (-1, first_line) when the chunk has none."""
+        ends: list[int] = []
+        for k, ln in enumerate(_lines_at(text, 0, ends)):
+            if ln.strip():
+                self._header(next(csv.reader([ln])))
+                return ends[k], first_line + k + 1
+        return -1, first_line
+
     def _scan_lines(self, text: str, first_line: int) -> None:
-        """The chunk as a list of lines: the pure path, and a chunk with non-ASCII text (the compiled scanner reads
-        its plain rows from the list, csv_rows)."""
+        """A chunk with non-ASCII text, on the compiled path: as a list of lines, the compiled scanner reading its
+        plain rows from the list (csv_rows), csv.reader the others."""
         st: _State = self.state
         lines = split_lines(text)
         start = 0
@@ -91,13 +124,29 @@ class CsvReader(FormatReader):
             start += 1
         bufs = self._buffers()
         i, n = start, len(lines)
-        while i < n:
-            if CSCAN is not None:  # the plain rows in C; it stops at a row csv.reader and float() must read
-                i, st.rows = CSCAN.csv_rows(lines, i, first_line, st.step_col, st.wall_col, st.rows, bufs)
-                if i >= n:
-                    break
-            i += self._rows(itertools.islice(lines, i, None), first_line + i, bufs, one=CSCAN is not None)
+        while i < n:  # the plain rows in C; it stops at a row csv.reader and float() must read
+            i, st.rows = CSCAN.csv_rows(lines, i, first_line, st.step_col, st.wall_col, st.rows, bufs)
+            if i < n:
+                i += self._rows(itertools.islice(lines, i, None), first_line + i, bufs, upto=1)
         self._extend(bufs)
+
+    def _read_lines(self, lines: list[str], start: int, first_line: int, bufs: list[_Buf | None]) -> None:
+        """The pure path's rows from ``lines[start]`` on (``lines[0]`` on physical line ``first_line``): each run of
+        plain lines (see _odd_lines) read a column at a time by _plain_rows; each run of the other lines, and any
+        row going on past it (a quoted cell holding a line break), by csv.reader in _rows, as before."""
+        odd = _odd_lines(lines, start, len(self._series))
+        i, n, b = start, len(lines), 0
+        while i < n:
+            b = bisect.bisect_left(odd, i, b)
+            j = odd[b] if b < len(odd) else n
+            if j > i:
+                self._plain_rows(lines, i, j, first_line, bufs)
+                i = j
+                continue
+            e = b  # the run of odd lines from i: csv.reader reads the rows that start in it
+            while e + 1 < len(odd) and odd[e + 1] == odd[e] + 1:
+                e += 1
+            i += self._rows(itertools.islice(lines, i, None), first_line + i, bufs, upto=odd[e] + 1 - i)
 
     def _scan_text(self, text: str, first_line: int) -> None:
         """An ASCII chunk read by the compiled scanner from its text (csv_text: no list of lines, no "\\r\\n"
@@ -106,13 +155,8 @@ class CsvReader(FormatReader):
         st: _State = self.state
         pos, line, n = 0, first_line, len(text)
         if st.header is None:
-            ends: list[int] = []
-            for k, ln in enumerate(_lines_at(text, 0, ends)):
-                if ln.strip():
-                    self._header(next(csv.reader([ln])))
-                    pos, line = ends[k], first_line + k + 1
-                    break
-            else:
+            pos, line = self._header_at(text, first_line)
+            if pos < 0:
                 return
         bufs = self._buffers()
         while pos < n:
@@ -120,7 +164,7 @@ class CsvReader(FormatReader):
             if pos >= n:
                 break
             ends = []
-            used = self._rows(_lines_at(text, pos, ends), line, bufs, one=True)
+            used = self._rows(_lines_at(text, pos, ends), line, bufs, upto=1)
             pos, line = ends[used - 1], line + used
         self._extend(bufs)
 
@@ -142,15 +186,16 @@ class CsvReader(FormatReader):
                 walls = buf[3] if timed is None or not s.walls else array("d", [math.nan]) * len(buf[0])
                 s.extend(buf[0], buf[1], buf[2], walls, timed=timed)
 
-    def _rows(self, lines: Iterator[str], base: int, bufs: list[_Buf | None], one: bool) -> int:
-        """The rows of ``lines`` (the first on physical line ``base``) through csv.reader (one row when ``one``: the
-        compiled scanner takes the next); returns how many lines were read."""
+    def _rows(self, lines: Iterator[str], base: int, bufs: list[_Buf | None], upto: int = 0) -> int:
+        """The rows of ``lines`` (the first on physical line ``base``) through csv.reader: those that start in its
+        first ``upto`` lines when ``upto`` > 0 (the rows after are the compiled scanner's, or _plain_rows'), else
+        all; returns how many lines were read (more than ``upto`` when its last row goes on past them)."""
         st: _State = self.state
         rows = csv.reader(ln + "\n" for ln in lines)
         line_no = base
         for row in rows:
             row_line, line_no = line_no, base + rows.line_num
-            if one and row_line > base:  # the row after the one asked for: the line count is where it starts
+            if upto and row_line >= base + upto:  # the row after those asked for: the lines used end where it starts
                 return row_line - base
             if not row or (len(row) == 1 and not row[0].strip()):
                 continue
@@ -187,6 +232,102 @@ class CsvReader(FormatReader):
                 buf[3].append(wall)
         return rows.line_num
 
+    def _plain_text(self, text: str, line: int, bufs: list[_Buf | None]) -> int:
+        """The complete lines ``text`` (the first on physical line ``line``) read by _take when every one is a plain
+        row: the header's number of cells split at every comma, all ended by "\\n" or all by "\\r\\n", no quote,
+        NUL or over-long line (see _odd_lines). One split at the commas gives the cells: a row's last cell and the
+        next row's first share a piece, which holds the row's only break (the count of breaks says no other does),
+        split apart in a second pass over those pieces. Returns the rows read, or -1: not every row is plain (or
+        _take declined a cell), nothing read."""
+        nc = len(bufs)
+        if nc < 2 or '"' in text or "\0" in text or not _short_lines(text):
+            return -1
+        n, crs = text.count("\n"), text.count("\r")
+        if crs and crs != n:  # every "\r" ends a row before its "\n" (the pieces holding a break say where)
+            return -1
+        brk = "\r\n" if crs else "\n"
+        pieces = text.split(",")
+        if len(pieces) != n * (nc - 1) + 1:
+            return -1
+        bound = pieces[nc - 1::nc - 1]
+        if not all(map(operator.contains, bound, itertools.repeat(brk))):
+            return -1
+        ends = brk.join(bound).split(brk)  # row 1's last cell, row 2's first, row 2's last, ..., row n's last, ""
+
+        def column(k: int) -> list[str]:
+            if k == 0:
+                return [pieces[0], *ends[1:2 * n - 1:2]]
+            return ends[0:2 * n:2] if k == nc - 1 else pieces[k:(nc - 1) * n:nc - 1]
+
+        return n if self._take(column, n, line, bufs) else -1
+
+    def _plain_rows(self, lines: list[str], i: int, j: int, first_line: int, bufs: list[_Buf | None]) -> None:
+        """Rows ``lines[i:j]``, each of the header's number of cells split at every comma (_odd_lines' plain lines),
+        read by _take from one split of their joined text, a column's cells every ``len(bufs)``-th. Rows _take
+        declines (a step float() refuses) are halved, and each half tried again, down to 64 rows that csv.reader
+        reads (_rows): one odd step costs about three reads of the rows, not all of them read row by row. After
+        32 declines (odd steps everywhere) csv.reader reads each part _take declines as it is."""
+        nc, misses = len(bufs), 0
+        parts = [(i, j)]
+        while parts:
+            a, b = parts.pop()
+            cells = ",".join(lines[a:b]).split(",")
+            if self._take(lambda k, cells=cells: cells[k::nc], b - a, first_line + a, bufs):
+                continue
+            misses += 1
+            if b - a <= 64 or misses > 32:
+                self._rows(itertools.islice(lines, a, b), first_line + a, bufs)
+            else:
+                parts += [((a + b) // 2, b), (a, (a + b) // 2)]  # the first half next: rows are read in order
+
+    def _take(self, column: Callable[[int], list[str]], m: int, line: int, bufs: list[_Buf | None]) -> bool:
+        """``m`` plain rows (the first on physical line ``line``), column ``k``'s cells ``column(k)``, read a column
+        at a time in C-level calls (a Python loop a cell was 8.4 s of the 100 MB sparse Lightning metrics.csv's
+        9.9 s): a column's non-blank cells (a blank cell is an absent value: most of a sparse Lightning
+        metrics.csv) through map(float), their steps and lines picked by list.index spans or itertools.compress. A
+        column holding a cell float() refuses is read a cell at a time (_odd_column) as _rows reads it, the first odd
+        cell of each column reported in row order. A step float() refuses (the row is skipped) declines the rows
+        (False, nothing added): csv.reader reads them row by row (_rows)."""
+        st: _State = self.state
+        try:
+            steps = _steps(column(st.step_col)) if st.step_col >= 0 else array("d", range(st.rows, st.rows + m))
+        except ValueError:
+            return False
+        walls = _walls(column(st.wall_col)) if st.wall_col >= 0 else None
+        points, odd = [], []
+        for k, buf in enumerate(bufs):
+            if buf is not None:
+                cells = column(k)
+                blank = "" in cells  # list.count and filter cost more for a dense column
+                try:
+                    values = array("d", list(map(float, filter(None, cells) if blank else cells)))
+                except ValueError:
+                    values, cells, first = _odd_column(cells)
+                    odd += [(first[0], k, first[1])] if first else []
+                if values:
+                    points.append((buf, cells, values))
+        for i, k, cell in sorted(odd):  # as _rows meets them: by row, then by column
+            self._not_a_number(bufs[k][4], cell, line + i)  # type: ignore[index]
+        st.rows += m
+        rows = [steps, array("I", list(range(line, line + m))), walls]
+        index: list[int] = []
+        for buf, cells, values in points:
+            blanks = m - len(values)
+            if not blanks:  # a dense column: the rows' steps and lines as they are
+                got = rows
+            elif blanks * 8 < m:  # a Lightning train metric: on every row but the validation ones
+                got = _spans(rows, cells, blanks)
+            else:
+                index = index or list(range(m))
+                where = list(itertools.compress(index, cells))
+                got = [r if r is None else array(r.typecode, list(map(r.__getitem__, where))) for r in rows]
+            buf[0].extend(got[0])
+            buf[1].extend(values)
+            buf[2].extend(got[1])
+            if got[2] is not None:
+                buf[3].extend(got[2])
+        return True
+
     def _odd_cell(self, raw: str, name: str, line: int) -> float | None:
         """A cell float() refused: padded or quoted numbers are read; blank ones are absent values; anything
         else is reported once per column and ignored (None)."""
@@ -196,10 +337,14 @@ class CsvReader(FormatReader):
         try:
             return parse_number(cell)
         except ValueError:
-            if name not in self.state.bad_columns:
-                self.state.bad_columns.add(name)
-                self.log.problem(f"column `{name}` holds {cell!r}, not a number; such cells are ignored", line)
+            self._not_a_number(name, cell, line)
             return None
+
+    def _not_a_number(self, name: str, cell: str, line: int) -> None:
+        """A cell that is no number, reported once per column name."""
+        if name not in self.state.bad_columns:
+            self.state.bad_columns.add(name)
+            self.log.problem(f"column `{name}` holds {cell!r}, not a number; such cells are ignored", line)
 
     def _header(self, names: list[str]) -> None:
         st: _State = self.state
@@ -234,6 +379,112 @@ class CsvReader(FormatReader):
         self.state = state
         if state.header is None and had_header:
             self._series = []
+
+
+def _steps(cells: list[str]) -> array:
+    """A step column's cells as float() reads them (ValueError when it refuses one). int() first: a step is an
+    integer, int() reads one in under half of float()'s time, and the double of the int is float()'s (both round
+    correctly), except "-0" (float(): -0.0), so a column holding 0 and a "-" is float()'s."""
+    try:
+        ints = list(map(int, cells))
+        if 0 not in ints or not any(map(operator.contains, cells, itertools.repeat("-"))):
+            return array("d", ints)
+    except (ValueError, OverflowError):  # not an integer; one past the double range (float(): inf)
+        pass
+    return array("d", list(map(float, cells)))
+
+
+def _walls(cells: list[str]) -> array:
+    """A wall-time column's cells as _rows reads them: NaN where float() refuses one (blank, or not a number)."""
+    try:
+        return array("d", list(map(float, cells)))
+    except ValueError:
+        return array("d", list(map(_wall, cells)))
+
+
+def _short_lines(text: str) -> bool:
+    """No line of ``text`` is longer than csv's field limit (csv.reader raises on a longer cell): every window of
+    half the limit, at multiples of it, holds a "\\n" (a longer line would hold a whole window). False may be
+    wrong (a line of half to all of the limit); True is not: a few str.find calls a chunk."""
+    w = max(1, csv.field_size_limit() // 2)
+    return all(text.find("\n", a, a + w) >= 0 for a in range(0, len(text) - w + 1, w))
+
+
+def _spans(rows: list[array | None], cells: list[str], blanks: int) -> list[array | None]:
+    """``rows``' items where ``cells`` are not blank, for a column of few blank cells: the spans between its
+    ``blanks`` blanks, found by list.index (a Python step a blank, not a cell), copied a span at a time."""
+    spans = []
+    start = at = 0
+    for _ in range(blanks):
+        at = cells.index("", at)
+        if at > start:
+            spans.append((start, at))
+        start = at = at + 1
+    if start < len(cells):
+        spans.append((start, len(cells)))
+    got: list[array | None] = []
+    for r in rows:
+        if r is not None:
+            out = array(r.typecode)
+            for a, b in spans:
+                out += r[a:b]
+            got.append(out)
+        else:
+            got.append(None)
+    return got
+
+
+def _odd_column(cells: list[str]) -> tuple[array, list[str], tuple[int, str] | None]:
+    """A column holding a cell float() refuses, read a cell at a time as _rows and _odd_cell read it: (its values,
+    its cells with "" where no value was read, the row and text of its first cell that is no number)."""
+    values, kept, first = array("d"), [""] * len(cells), None
+    for i, raw in enumerate(cells):
+        if not raw:
+            continue
+        try:
+            values.append(float(raw))
+        except ValueError:
+            cell = raw.strip()
+            if not cell:
+                continue
+            try:
+                values.append(parse_number(cell))  # padded or quoted
+            except ValueError:
+                first = first or (i, cell)
+                continue
+        kept[i] = raw
+    return values, kept, first
+
+
+def _wall(cell: str) -> float:
+    """A wall-time cell as _rows reads it: NaN where float() refuses it (blank, or not a number)."""
+    try:
+        return float(cell)
+    except ValueError:
+        return math.nan
+
+
+def _odd_lines(lines: list[str], start: int, columns: int) -> list[int]:
+    """The indexes (from ``start``, ascending) of the lines csv.reader must read: every line but the plain ones,
+    which hold the header's number of cells (``columns`` - 1 commas, two at least: a line of one cell may be blank,
+    no row) and no quote or NUL, and are no longer than csv's field limit (it raises on a longer cell). Found per
+    chunk in C-level passes (str.count a line by map; the lines holding a quote or NUL, or too long, listed only
+    when there is one)."""
+    if columns < 2:
+        return list(range(start, len(lines)))
+    rest = lines[start:] if start else lines
+    at = range(start, len(lines))
+    counts = list(map(str.count, rest, itertools.repeat(",")))
+    odd = set()
+    if counts.count(columns - 1) != len(counts):
+        odd.update(itertools.compress(at, map(operator.ne, counts, itertools.repeat(columns - 1))))
+    for c in ('"', "\0"):
+        if any(map(operator.contains, rest, itertools.repeat(c))):
+            odd.update(itertools.compress(at, map(operator.contains, rest, itertools.repeat(c))))
+    limit = csv.field_size_limit()
+    if rest and max(map(len, rest)) > limit:
+        odd.update(itertools.compress(at, map(limit.__lt__, map(len, rest))))
+    return sorted(odd)
 
 
 _HEADER_WORD = re.compile(r"^[\s\"]*[A-Za-z_][^,]*$")
