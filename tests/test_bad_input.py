@@ -313,3 +313,28 @@ def test_an_integer_beyond_the_double_range_is_that_files_problem(tmp_path):
     assert "internal error" not in r.stderr, r.stderr
     assert r.returncode == 1 and "TP-DIVERGE [FAIL]" in r.stdout, (r.stdout[-2000:], r.stderr[-2000:])
     assert "huge/trainer_log.jsonl: NOT-CHECKED" in r.stdout and "OverflowError" in r.stdout, r.stdout[-2000:]
+
+
+@pytest.mark.parametrize("pure", [False, True], ids=["compiled", "pure"])
+def test_a_csv_cell_past_the_field_limit_skips_its_row_not_the_check(tmp_path: Path, pure: bool) -> None:
+    """A quoted CSV cell longer than csv's field limit (131,072 characters) made csv.reader raise `_csv.Error`, which
+    ended the whole check ("internal error: Error: field larger than field limit") and hid every other run's
+    findings, on both paths. The row is skipped with a problem on its line; the other rows and runs are read."""
+    run = tmp_path / "run"
+    run.mkdir()
+    rows = [f'0,{i},{1.0 / (i + 1)},"{"x" * 200_000 if i == 25 else "ok"}"' for i in range(50)]
+    (run / "metrics.csv").write_text("epoch,step,train_loss,note\n" + "\n".join(rows) + "\n")
+    other = tmp_path / "other"
+    shutil.copytree(RUNS / "gallery-fp16_nan", other)
+    env = {**os.environ, "TRAINLINT_PURE": "1" if pure else "0"}
+    code = ("import sys; from trainlint.readers import read; log = read(sys.argv[1], 'csv'); "
+            "s = [s for s in log.series.values() if s.name == 'train_loss'][0]; "
+            "print(len(s), list(s.lines)[24:27], [(p.line, p.message) for p in log.problems])")
+    r = subprocess.run([sys.executable, "-c", code, str(run / "metrics.csv")], capture_output=True, text=True, env=env)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == ('49 [26, 28, 29] [(2, "column `note` holds \'ok\', not a number; such cells are '
+                                'ignored"), (27, "line 27: a cell is longer than csv\'s field limit '
+                                '(131,072 characters); the row was skipped")]'), r.stdout
+    c = subprocess.run([*CLI, "check", str(tmp_path)], capture_output=True, text=True, env=env, timeout=120)
+    assert "internal error" not in c.stdout + c.stderr, c.stdout + c.stderr
+    assert "TP-DIVERGE [FAIL]" in c.stdout and c.returncode == 1, c.stdout

@@ -193,10 +193,14 @@ class CsvReader(FormatReader):
         st: _State = self.state
         rows = csv.reader(ln + "\n" for ln in lines)
         line_no = base
-        for row in rows:
+        while (row := _next_row(rows)) is not _END:
             row_line, line_no = line_no, base + rows.line_num
             if upto and row_line >= base + upto:  # the row after those asked for: the lines used end where it starts
                 return row_line - base
+            if row is None:
+                self.log.problem(f"line {row_line}: a cell is longer than csv's field limit "
+                                 f"({csv.field_size_limit():,} characters); the row was skipped", row_line)
+                continue
             if not row or (len(row) == 1 and not row[0].strip()):
                 continue
             spans = line_no - row_line > 1  # a quoted cell holds a line break: cells sit on later lines
@@ -379,6 +383,21 @@ class CsvReader(FormatReader):
         self.state = state
         if state.header is None and had_header:
             self._series = []
+
+
+_END: list[str] = []
+
+
+def _next_row(rows: Iterator[list[str]]) -> list[str] | None:
+    """csv.reader's next row; None for a row with a cell past csv's field limit, for which csv.reader raises
+    `csv.Error` (and reads on from the next line): it ended the whole check and hid every other run's findings.
+    `_END` (by identity) after the last row."""
+    try:
+        return next(rows)
+    except StopIteration:
+        return _END
+    except csv.Error:
+        return None
 
 
 def _steps(cells: list[str]) -> array:
