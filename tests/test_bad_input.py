@@ -338,3 +338,20 @@ def test_a_csv_cell_past_the_field_limit_skips_its_row_not_the_check(tmp_path: P
     c = subprocess.run([*CLI, "check", str(tmp_path)], capture_output=True, text=True, env=env, timeout=120)
     assert "internal error" not in c.stdout + c.stderr, c.stdout + c.stderr
     assert "TP-DIVERGE [FAIL]" in c.stdout and c.returncode == 1, c.stdout
+
+
+@pytest.mark.parametrize("pure", [False, True], ids=["compiled", "pure"])
+def test_a_csv_header_cell_past_the_field_limit_leaves_that_file_not_checked(tmp_path: Path, pure: bool) -> None:
+    """The header's own cells went through csv.reader too: one past the field limit ended the whole check as above.
+    Without a header no column has a name, so the file is NOT-CHECKED with the reason and the other run judged."""
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "metrics.csv").write_text(
+        'step,loss,"' + "x" * 200_000 + '"\n' + "".join(f"{i},{1 / (i + 1)},a\n" for i in range(30)))
+    shutil.copytree(RUNS / "gallery-fp16_nan", tmp_path / "other")
+    env = {**os.environ, "TRAINLINT_PURE": "1" if pure else "0"}
+    c = subprocess.run([*CLI, "check", str(tmp_path)], capture_output=True, text=True, env=env, timeout=120)
+    assert "internal error" not in c.stdout + c.stderr, c.stdout + c.stderr
+    mine = [ln for ln in c.stdout.splitlines() if "metrics.csv" in ln]
+    assert mine and all("NOT-CHECKED" in ln for ln in mine), c.stdout
+    assert any("field limit" in ln for ln in mine), c.stdout
+    assert "TP-DIVERGE [FAIL]" in c.stdout and c.returncode == 1, c.stdout

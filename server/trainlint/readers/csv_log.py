@@ -105,7 +105,7 @@ class CsvReader(FormatReader):
         ends: list[int] = []
         for k, ln in enumerate(_lines_at(text, 0, ends)):
             if ln.strip():
-                self._header(next(csv.reader([ln])))
+                self._header(_header_cells(ln))
                 return ends[k], first_line + k + 1
         return -1, first_line
 
@@ -120,7 +120,7 @@ class CsvReader(FormatReader):
                 start += 1
             if start >= len(lines):
                 return
-            self._header(next(csv.reader([lines[start]])))
+            self._header(_header_cells(lines[start]))
             start += 1
         bufs = self._buffers()
         i, n = start, len(lines)
@@ -383,6 +383,16 @@ class CsvReader(FormatReader):
         self.state = state
         if state.header is None and had_header:
             self._series = []
+
+
+def _header_cells(line: str) -> list[str]:
+    """The header's cells. One past csv's field limit leaves no column a name: the file's problem (ValueError, one
+    of READ_ERRORS: NOT-CHECKED with this reason), not the check's (csv.Error ended it, hiding every other run)."""
+    try:
+        return next(csv.reader([line]))
+    except csv.Error:
+        raise ValueError(f"its header has a cell longer than csv's field limit ({csv.field_size_limit():,} "
+                         "characters)") from None
 
 
 _END: list[str] = []
