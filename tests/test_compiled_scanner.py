@@ -581,13 +581,27 @@ def test_columns_text_reads_the_lines_columns_reads_in_place(parts: list[tuple[s
             assert accel.CJSONL.odd_rows(kd, os_, None) == odd, text
 
 
+def _series_number(line: bytes, literal: bytes) -> bytes:
+    """``line`` with the first number of a key the reader makes a series of replaced by ``literal``."""
+    from trainlint.readers.jsonl import NOT_SERIES
+
+    for m in re.finditer(rb'"([^"]+)": (-?[0-9][0-9.eE+-]*)', line):
+        if m.group(1).decode() not in NOT_SERIES:
+            return line[:m.start(2)] + literal + line[m.end(2):]
+    return line
+
+
 def _jsonl_variants(data: bytes, rnd: random.Random) -> list[tuple[str, bytes]]:
     """A real JSONL log as it is and with one line changed where the compiled text scanner must stop and the split
     read it: a blank line, Windows line ends from there on, a lone carriage return, a non-ASCII character, a
-    nested value, a line that is not JSON."""
+    nested value, a line that is not JSON; and where the pure-Python columns must leave their quick checks: a
+    series' number written as a boolean (``array("d")`` takes True as 1.0), the first line's null where the next
+    lines have numbers (a column neither all numbers nor all null), a line holding its keys in another order or one
+    key fewer (the batch's lines no longer share the first line's keys)."""
     lines = data.split(b"\n")
     out = [("as written", data)]
-    for what in ("blank", "crlf", "lone cr", "non-ascii", "nested", "not json"):
+    for what in ("blank", "crlf", "lone cr", "non-ascii", "nested", "not json", "true", "false", "first null",
+                 "reordered", "key left out"):
         k = rnd.randrange(1, max(2, len(lines) - 1))
         ls = list(lines)
         if what == "blank":
@@ -600,9 +614,19 @@ def _jsonl_variants(data: bytes, rnd: random.Random) -> list[tuple[str, bytes]]:
             ls[k] = ls[k].replace(b"{", '{"note": "\u00e9t\u00e9", '.encode(), 1)
         elif what == "nested":
             ls[k] = ls[k].replace(b"{", b'{"nested": {"a": 1}, ', 1)
+        elif what in ("true", "false"):
+            ls[k] = _series_number(ls[k], what.encode())
+        elif what == "first null":
+            ls[0] = _series_number(ls[0], b"null")
+        elif what == "reordered":
+            ls[k] = json.dumps(dict(reversed(json.loads(ls[k]).items()))).encode()
+        elif what == "key left out":
+            obj = json.loads(ls[k])
+            obj.pop(next(reversed(obj)))
+            ls[k] = json.dumps(obj).encode()
         else:
             ls[k] = ls[k][: len(ls[k]) // 2]
-        out.append((f"{what} at line {k + 1}", b"\n".join(ls)))
+        out.append((f"{what} at line {1 if what == 'first null' else k + 1}", b"\n".join(ls)))
     return out
 
 
