@@ -333,6 +333,151 @@ def test_both_paths_read_damaged_copies_of_real_logs_identically(fmt: str, files
     print(f"{fmt}: {compared} damaged copies of {len(files)} files compared")
 
 
+def _framed(payload: bytes) -> bytes:
+    """One TFRecord: the length, its masked CRC, the payload, its masked CRC."""
+    from trainlint.readers.tfevents import masked_crc
+
+    head = struct.pack("<Q", len(payload))
+    return head + struct.pack("<I", masked_crc(head)) + payload + struct.pack("<I", masked_crc(payload))
+
+
+def _edited_events(data: bytes, rnd: random.Random) -> list[tuple[str, bytes]]:
+    """A real event file with records edited, each framed with valid CRCs, where the pure reader's run of plain
+    scalar records must stop or read exactly what the protobuf reads: a format-1 file (an out-of-order step purges)
+    with records moved back, a plain event with a field after its value, a tag that is not UTF-8, steps of 2^56
+    (a 9-byte varint), 2^56 - 1 (8 bytes) and 2^21 + 5 (4), a negative step, step 0 (not written), an empty tag,
+    a second value, and 300 tags (each
+    tag's records found one by one) or 12 tags logged out of step (found by translate and compress); a plain
+    event followed, inside its record, by the 4 bytes of its own CRC (a record the header's length alone tells
+    from a plain one)."""
+    from tensorboard.compat.proto import event_pb2
+
+    from trainlint.readers.tfevents import masked_crc
+
+    recs = _records(data)
+    events = [event_pb2.Event.FromString(r[12:-4]) for r in recs]
+    plain = [i for i, ev in enumerate(events) if ev.WhichOneof("what") == "summary" and len(ev.summary.value) == 1
+             and ev.summary.value[0].WhichOneof("value") == "simple_value" and ev.step > 0]
+    if not plain:
+        return []
+    out = []
+    v1 = [_framed(event_pb2.Event(wall_time=ev.wall_time, file_version="brain.Event:1").SerializeToString())
+          if ev.WhichOneof("what") == "file_version" else r for r, ev in zip(recs, events, strict=True)]
+    for what, moved in _reframed(b"".join(v1), rnd, 6):
+        out.append((f"format 1, {what}", moved))
+
+    def edited(what: str, i: int, payload: bytes) -> None:
+        out.append((f"{what} at record {i}", b"".join([*recs[:i], _framed(payload), *recs[i + 1:]])))
+
+    for what in ("field after", "its crc after", "not utf-8", "step 2^56", "step 2^56 - 1", "step 2^21 + 5",
+                 "negative step", "step 0", "empty tag", "two values"):
+        i = rnd.choice(plain)
+        ev = event_pb2.Event()
+        ev.CopyFrom(events[i])
+        payload = ev.SerializeToString()
+        if what == "field after":
+            payload += b"\x78\x01"  # field 15, a varint: unknown to the Event, skipped by the protobuf
+        elif what == "its crc after":  # a plain event's CRC where the record's would be, then more of the record
+            payload += struct.pack("<I", masked_crc(payload))
+        elif what == "not utf-8":
+            tag = ev.summary.value[0].tag.encode()
+            payload = payload.replace(tag, tag[:-1] + b"\xff")
+        else:
+            if what.startswith("step") or what == "negative step":
+                ev.step = {"step 2^56": 2 ** 56, "step 2^56 - 1": 2 ** 56 - 1, "step 2^21 + 5": 2 ** 21 + 5,
+                           "negative step": -3, "step 0": 0}[what]
+            elif what == "empty tag":
+                ev.summary.value[0].tag = ""
+            else:
+                ev.summary.value.add(tag="second", simple_value=1.5)
+            payload = ev.SerializeToString()
+        edited(what, i, payload)
+    base = events[plain[0]]
+    for n, tags in (("300 tags", [f"t{j}" for j in range(300)]), ("12 tags out of step", [f"u{j % 12}" for j in
+                                                                                           range(40)])):
+        extra = []
+        for j, tag in enumerate(tags):
+            ev = event_pb2.Event(wall_time=base.wall_time + j, step=base.step + 1 + (j if "out" in n else j // 7))
+            ev.summary.value.add(tag=tag, simple_value=float(j))
+            extra.append(_framed(ev.SerializeToString()))
+        if "out" in n:
+            rnd.shuffle(extra)
+        out.append((n, b"".join([*recs, *extra])))
+    return out
+
+
+def test_both_paths_read_edited_event_records_identically(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The gallery's event files with records edited where the pure reader's run of plain scalar records must stop
+    (or must read the record exactly as the protobuf does, _edited_events): both paths give the same series,
+    events, problems and facts."""
+    if _compiled_reason() is not None:
+        pytest.skip(_compiled_reason())
+    rnd = random.Random(2812)
+    compared = 0
+    for src in EVENT_FILES:
+        for what, data in _edited_events(src.read_bytes(), rnd):
+            p = tmp_path / src.name
+            p.write_bytes(data)
+            a, b = _read_both(p, "tfevents", "trainlint.readers.tfevents", monkeypatch)
+            _same_reading(a, b, f"{src} {what}")
+            compared += 1
+    print(f"tfevents: {compared} edited copies of {len(EVENT_FILES)} files compared")
+    assert compared >= 108, compared  # 6 of the gallery's files hold plain scalar events, 18 copies each
+
+
+def test_the_pure_reader_reads_plain_scalar_records_in_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pure reader's run of plain records (TensorBoardTail._plain) takes every plain scalar event of the
+    gallery's event files (one value, a step past 0) but the one a file may hold before its first scalars place it:
+    a check that fails without the run (a CRC masked wrong, a varint misread) sends each record back to the
+    protobuf, the same reading at five times the cost."""
+    import importlib
+
+    from tensorboard.compat.proto import event_pb2
+
+    tfevents = importlib.import_module("trainlint.readers.tfevents")
+    from trainlint.readers import read
+
+    if tfevents._CRC_VALUE is None:
+        pytest.skip("google_crc32c's C implementation is not installed")
+    monkeypatch.setattr(tfevents, "CSCAN", None)
+    taken = []
+    take = tfevents.TensorBoardTail._take
+    monkeypatch.setattr(tfevents.TensorBoardTail, "_take",
+                        lambda self, fs, run, groups, cols: (taken.append(len(cols[0])), take(self, fs, run, groups,
+                                                                                                 cols))[1])
+    total = 0
+    for src in EVENT_FILES:
+        events = [event_pb2.Event.FromString(r[12:-4]) for r in _records(src.read_bytes())]
+        plain = sum(ev.WhichOneof("what") == "summary" and len(ev.summary.value) == 1 and ev.step > 0 and
+                    ev.summary.value[0].WhichOneof("value") == "simple_value" for ev in events)
+        taken.clear()
+        read(str(src), "tfevents")
+        assert plain - 1 <= sum(taken) <= plain, (src, plain, sum(taken))
+        total += sum(taken)
+    assert total >= 798, total  # the add_scalars and tensorboardX runs' 800 plain records, 2 read before placed
+
+
+def test_the_lanes_are_the_values_one_at_a_time() -> None:
+    """_masked_all is _masked of each CRC and _varints each varint's value, over every lane width they meet."""
+    from trainlint.readers.tfevents import _masked, _masked_all, _varints
+
+    rnd = random.Random(56)
+    crcs = [0, 0xFFFFFFFF, 0x80000000, 0x7FFF, 0x8000, *(rnd.getrandbits(32) for _ in range(3000))]
+    assert list(_masked_all(crcs)) == [_masked(c) for c in crcs]
+    values = [0, 1, 127, 128, 2 ** 14 - 1, 2 ** 14, 2 ** 56 - 1, *(rnd.getrandbits(rnd.randint(1, 56))
+                                                                      for _ in range(3000))]
+
+    def varint(v: int) -> bytes:
+        out = bytearray()
+        while v >= 0x80:
+            out.append(v & 0x7F | 0x80)
+            v >>= 7
+        return bytes(out + bytes([v]))
+
+    assert list(_varints([varint(v) for v in values])) == values
+    assert list(_varints([b"\x80\x00", b"\xff\x80\x00"])) == [0, 127]  # longer than they need: the same values
+
+
 # What a CSV chunk's text can hold that the compiled scanner must leave to csv.reader, or read as it does: quotes
 # (a quoted cell holding a line break), a lone "\r" (a break the LSP counts), "\r\n" and "\n" mixed, blank and
 # blank-celled lines, padded, odd or empty cells, a row longer or shorter than the header.
@@ -402,6 +547,27 @@ def test_a_growing_csv_log_cut_anywhere_is_read_identically(tmp_path: Path, monk
     print(f"csv: {compared} pieces of {len(CSV_FILES)} growing files compared")
 
 
+def test_a_growing_event_file_cut_anywhere_is_read_identically(tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """A growing real event file appended in pieces cut anywhere (inside a header, a payload, a CRC): each update
+    frames the complete records from where the last one stopped (the pure reader's run of plain records ends at
+    the partial one) and reports the partial record provisionally; both paths give the same reading after every
+    piece."""
+    import importlib
+
+    if _compiled_reason() is not None:
+        pytest.skip(_compiled_reason())
+    module = importlib.import_module("trainlint.readers.tfevents")
+    rnd = random.Random(2028)
+    compared = 0
+    for src in EVENT_FILES:
+        data = src.read_bytes()
+        cuts = sorted({0, len(data), *(rnd.randrange(len(data)) for _ in range(12))})
+        compared += _grow_both(src, data, cuts, tmp_path, module, monkeypatch, "tfevents")
+    print(f"tfevents: {compared} pieces of {len(EVENT_FILES)} growing files compared")
+    assert compared >= 12 * len(EVENT_FILES), compared
+
+
 def _grow_both(src: Path, data: bytes, cuts: list[int], tmp_path: Path, module: object,
                monkeypatch: pytest.MonkeyPatch, fmt: str = "csv", attr: str = "CSCAN") -> int:
     """``data`` appended in pieces (ending at ``cuts``) to two growing files, each read after every piece, one by the
@@ -410,7 +576,8 @@ def _grow_both(src: Path, data: bytes, cuts: list[int], tmp_path: Path, module: 
 
     tails = []
     for pure in (False, True):
-        dst = tmp_path / f"{int(pure)}-{src.name}"
+        dst = tmp_path / f"{int(pure)}" / src.name  # the same name: an event file's problems name it
+        dst.parent.mkdir(exist_ok=True)
         dst.write_bytes(b"")
         tails.append(open_source(str(dst), fmt))
     for a, b in itertools.pairwise(cuts):
