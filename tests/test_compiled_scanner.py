@@ -457,6 +457,48 @@ def test_the_pure_reader_reads_plain_scalar_records_in_runs(monkeypatch: pytest.
     assert total >= 798, total  # the add_scalars and tensorboardX runs' 800 plain records, 2 read before placed
 
 
+def test_a_run_cut_short_again_and_again_matches_each_record_a_few_times(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """6,000 plain records of one tag at one step (a resumed run logging its steps again: each a duplicate the run
+    must leave to _summary), then 6,000 past it: both paths read them identically, and the pure reader's regular
+    expression matches 1.5 records a record at most (a run cut short at its first record matched up to 8,192 it did
+    not take, on every record: 3.9 M matches; tried again on the next record, 38,182)."""
+    import importlib
+
+    from tensorboard.compat.proto import event_pb2
+
+    if _compiled_reason() is not None:
+        pytest.skip(_compiled_reason())
+    tfevents = importlib.import_module("trainlint.readers.tfevents")
+    records = [_framed(event_pb2.Event(wall_time=1.0, file_version="brain.Event:2").SerializeToString())]
+    for j in range(12000):
+        ev = event_pb2.Event(wall_time=2.0 + j, step=7 if j < 6000 else j)
+        ev.summary.value.add(tag="loss", simple_value=float(j))
+        records.append(_framed(ev.SerializeToString()))
+    p = tmp_path / "events.out.tfevents.1.host"
+    p.write_bytes(b"".join(records))
+    matched = [0]
+
+    class Counting:  # the pattern's scanner, its matches counted
+        def scanner(self, buf: bytes, pos: int) -> object:
+            inner = plain.scanner(buf, pos)
+
+            class Scanner:
+                def match(self) -> object:
+                    m = inner.match()
+                    matched[0] += m is not None
+                    return m
+            return Scanner()
+
+    plain = tfevents._PLAIN
+    monkeypatch.setattr(tfevents, "_PLAIN", Counting())
+    a, b = _read_both(p, "tfevents", "trainlint.readers.tfevents", monkeypatch)
+    _same_reading(a, b, "12,000 records, 6,000 duplicates")
+    assert sum(map(len, b.series.values())) == 12000
+    print(f"tfevents: {matched[0]} records matched for 12,000")
+    assert matched[0] <= 1.5 * 12000, matched[0]  # 17,185: 8,192 by the first run (cut at its 2nd), then 4 in 9
+
+
 def test_the_lanes_are_the_values_one_at_a_time() -> None:
     """_masked_all is _masked of each CRC and _varints each varint's value, over every lane width they meet."""
     from trainlint.readers.tfevents import _masked, _masked_all, _varints
