@@ -333,6 +333,193 @@ def test_both_paths_read_damaged_copies_of_real_logs_identically(fmt: str, files
     print(f"{fmt}: {compared} damaged copies of {len(files)} files compared")
 
 
+def _framed(payload: bytes) -> bytes:
+    """One TFRecord: the length, its masked CRC, the payload, its masked CRC."""
+    from trainlint.readers.tfevents import masked_crc
+
+    head = struct.pack("<Q", len(payload))
+    return head + struct.pack("<I", masked_crc(head)) + payload + struct.pack("<I", masked_crc(payload))
+
+
+def _edited_events(data: bytes, rnd: random.Random) -> list[tuple[str, bytes]]:
+    """A real event file with records edited, each framed with valid CRCs, where the pure reader's run of plain
+    scalar records must stop or read exactly what the protobuf reads: a format-1 file (an out-of-order step purges)
+    with records moved back, a plain event with a field after its value, a tag that is not UTF-8, steps of 2^56
+    (a 9-byte varint), 2^56 - 1 (8 bytes) and 2^21 + 5 (4), a negative step, step 0 (not written), an empty tag,
+    a second value, and 300 tags (each
+    tag's records found one by one) or 12 tags logged out of step (found by translate and compress); a plain
+    event followed, inside its record, by the 4 bytes of its own CRC (a record the header's length alone tells
+    from a plain one)."""
+    from tensorboard.compat.proto import event_pb2
+
+    from trainlint.readers.tfevents import masked_crc
+
+    recs = _records(data)
+    events = [event_pb2.Event.FromString(r[12:-4]) for r in recs]
+    plain = [i for i, ev in enumerate(events) if ev.WhichOneof("what") == "summary" and len(ev.summary.value) == 1
+             and ev.summary.value[0].WhichOneof("value") == "simple_value" and ev.step > 0]
+    if not plain:
+        return []
+    out = []
+    v1 = [_framed(event_pb2.Event(wall_time=ev.wall_time, file_version="brain.Event:1").SerializeToString())
+          if ev.WhichOneof("what") == "file_version" else r for r, ev in zip(recs, events, strict=True)]
+    for what, moved in _reframed(b"".join(v1), rnd, 6):
+        out.append((f"format 1, {what}", moved))
+
+    def edited(what: str, i: int, payload: bytes) -> None:
+        out.append((f"{what} at record {i}", b"".join([*recs[:i], _framed(payload), *recs[i + 1:]])))
+
+    for what in ("field after", "its crc after", "not utf-8", "step 2^56", "step 2^56 - 1", "step 2^21 + 5",
+                 "negative step", "step 0", "empty tag", "two values"):
+        i = rnd.choice(plain)
+        ev = event_pb2.Event()
+        ev.CopyFrom(events[i])
+        payload = ev.SerializeToString()
+        if what == "field after":
+            payload += b"\x78\x01"  # field 15, a varint: unknown to the Event, skipped by the protobuf
+        elif what == "its crc after":  # a plain event's CRC where the record's would be, then more of the record
+            payload += struct.pack("<I", masked_crc(payload))
+        elif what == "not utf-8":
+            tag = ev.summary.value[0].tag.encode()
+            payload = payload.replace(tag, tag[:-1] + b"\xff")
+        else:
+            if what.startswith("step") or what == "negative step":
+                ev.step = {"step 2^56": 2 ** 56, "step 2^56 - 1": 2 ** 56 - 1, "step 2^21 + 5": 2 ** 21 + 5,
+                           "negative step": -3, "step 0": 0}[what]
+            elif what == "empty tag":
+                ev.summary.value[0].tag = ""
+            else:
+                ev.summary.value.add(tag="second", simple_value=1.5)
+            payload = ev.SerializeToString()
+        edited(what, i, payload)
+    base = events[plain[0]]
+    for n, tags in (("300 tags", [f"t{j}" for j in range(300)]), ("12 tags out of step", [f"u{j % 12}" for j in
+                                                                                           range(40)])):
+        extra = []
+        for j, tag in enumerate(tags):
+            ev = event_pb2.Event(wall_time=base.wall_time + j, step=base.step + 1 + (j if "out" in n else j // 7))
+            ev.summary.value.add(tag=tag, simple_value=float(j))
+            extra.append(_framed(ev.SerializeToString()))
+        if "out" in n:
+            rnd.shuffle(extra)
+        out.append((n, b"".join([*recs, *extra])))
+    return out
+
+
+def test_both_paths_read_edited_event_records_identically(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The gallery's event files with records edited where the pure reader's run of plain scalar records must stop
+    (or must read the record exactly as the protobuf does, _edited_events): both paths give the same series,
+    events, problems and facts."""
+    if _compiled_reason() is not None:
+        pytest.skip(_compiled_reason())
+    rnd = random.Random(2812)
+    compared = 0
+    for src in EVENT_FILES:
+        for what, data in _edited_events(src.read_bytes(), rnd):
+            p = tmp_path / src.name
+            p.write_bytes(data)
+            a, b = _read_both(p, "tfevents", "trainlint.readers.tfevents", monkeypatch)
+            _same_reading(a, b, f"{src} {what}")
+            compared += 1
+    print(f"tfevents: {compared} edited copies of {len(EVENT_FILES)} files compared")
+    assert compared >= 108, compared  # 6 of the gallery's files hold plain scalar events, 18 copies each
+
+
+def test_the_pure_reader_reads_plain_scalar_records_in_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pure reader's run of plain records (TensorBoardTail._plain) takes every plain scalar event of the
+    gallery's event files (one value, a step past 0) but the one a file may hold before its first scalars place it:
+    a check that fails without the run (a CRC masked wrong, a varint misread) sends each record back to the
+    protobuf, the same reading at five times the cost."""
+    import importlib
+
+    from tensorboard.compat.proto import event_pb2
+
+    tfevents = importlib.import_module("trainlint.readers.tfevents")
+    from trainlint.readers import read
+
+    if tfevents._CRC_VALUE is None:
+        pytest.skip("google_crc32c's C implementation is not installed")
+    monkeypatch.setattr(tfevents, "CSCAN", None)
+    taken = []
+    take = tfevents.TensorBoardTail._take
+    monkeypatch.setattr(tfevents.TensorBoardTail, "_take",
+                        lambda self, fs, run, groups, cols: (taken.append(len(cols[0])), take(self, fs, run, groups,
+                                                                                                 cols))[1])
+    total = 0
+    for src in EVENT_FILES:
+        events = [event_pb2.Event.FromString(r[12:-4]) for r in _records(src.read_bytes())]
+        plain = sum(ev.WhichOneof("what") == "summary" and len(ev.summary.value) == 1 and ev.step > 0 and
+                    ev.summary.value[0].WhichOneof("value") == "simple_value" for ev in events)
+        taken.clear()
+        read(str(src), "tfevents")
+        assert plain - 1 <= sum(taken) <= plain, (src, plain, sum(taken))
+        total += sum(taken)
+    assert total >= 798, total  # the add_scalars and tensorboardX runs' 800 plain records, 2 read before placed
+
+
+def test_a_run_cut_short_again_and_again_matches_each_record_a_few_times(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """6,000 plain records of one tag at one step (a resumed run logging its steps again: each a duplicate the run
+    must leave to _summary), then 6,000 past it: both paths read them identically, and the pure reader's regular
+    expression matches 1.5 records a record at most (a run cut short at its first record matched up to 8,192 it did
+    not take, on every record: 3.9 M matches; tried again on the next record, 38,182)."""
+    import importlib
+
+    from tensorboard.compat.proto import event_pb2
+
+    if _compiled_reason() is not None:
+        pytest.skip(_compiled_reason())
+    tfevents = importlib.import_module("trainlint.readers.tfevents")
+    records = [_framed(event_pb2.Event(wall_time=1.0, file_version="brain.Event:2").SerializeToString())]
+    for j in range(12000):
+        ev = event_pb2.Event(wall_time=2.0 + j, step=7 if j < 6000 else j)
+        ev.summary.value.add(tag="loss", simple_value=float(j))
+        records.append(_framed(ev.SerializeToString()))
+    p = tmp_path / "events.out.tfevents.1.host"
+    p.write_bytes(b"".join(records))
+    matched = [0]
+
+    class Counting:  # the pattern's scanner, its matches counted
+        def scanner(self, buf: bytes, pos: int) -> object:
+            inner = plain.scanner(buf, pos)
+
+            class Scanner:
+                def match(self) -> object:
+                    m = inner.match()
+                    matched[0] += m is not None
+                    return m
+            return Scanner()
+
+    plain = tfevents._PLAIN
+    monkeypatch.setattr(tfevents, "_PLAIN", Counting())
+    a, b = _read_both(p, "tfevents", "trainlint.readers.tfevents", monkeypatch)
+    _same_reading(a, b, "12,000 records, 6,000 duplicates")
+    assert sum(map(len, b.series.values())) == 12000
+    print(f"tfevents: {matched[0]} records matched for 12,000")
+    assert matched[0] <= 1.5 * 12000, matched[0]  # 17,185: 8,192 by the first run (cut at its 2nd), then 4 in 9
+
+
+def test_the_lanes_are_the_values_one_at_a_time() -> None:
+    """_masked_all is _masked of each CRC and _varints each varint's value, over every lane width they meet."""
+    from trainlint.readers.tfevents import _masked, _masked_all, _varints
+
+    rnd = random.Random(56)
+    crcs = [0, 0xFFFFFFFF, 0x80000000, 0x7FFF, 0x8000, *(rnd.getrandbits(32) for _ in range(3000))]
+    assert list(_masked_all(crcs)) == [_masked(c) for c in crcs]
+    values = [0, 1, 127, 128, 2 ** 14 - 1, 2 ** 14, 2 ** 56 - 1, *(rnd.getrandbits(rnd.randint(1, 56))
+                                                                      for _ in range(3000))]
+
+    def varint(v: int) -> bytes:
+        out = bytearray()
+        while v >= 0x80:
+            out.append(v & 0x7F | 0x80)
+            v >>= 7
+        return bytes(out + bytes([v]))
+
+    assert list(_varints([varint(v) for v in values])) == values
+    assert list(_varints([b"\x80\x00", b"\xff\x80\x00"])) == [0, 127]  # longer than they need: the same values
+
+
 # What a CSV chunk's text can hold that the compiled scanner must leave to csv.reader, or read as it does: quotes
 # (a quoted cell holding a line break), a lone "\r" (a break the LSP counts), "\r\n" and "\n" mixed, blank and
 # blank-celled lines, padded, odd or empty cells, a row longer or shorter than the header.
@@ -402,6 +589,27 @@ def test_a_growing_csv_log_cut_anywhere_is_read_identically(tmp_path: Path, monk
     print(f"csv: {compared} pieces of {len(CSV_FILES)} growing files compared")
 
 
+def test_a_growing_event_file_cut_anywhere_is_read_identically(tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """A growing real event file appended in pieces cut anywhere (inside a header, a payload, a CRC): each update
+    frames the complete records from where the last one stopped (the pure reader's run of plain records ends at
+    the partial one) and reports the partial record provisionally; both paths give the same reading after every
+    piece."""
+    import importlib
+
+    if _compiled_reason() is not None:
+        pytest.skip(_compiled_reason())
+    module = importlib.import_module("trainlint.readers.tfevents")
+    rnd = random.Random(2028)
+    compared = 0
+    for src in EVENT_FILES:
+        data = src.read_bytes()
+        cuts = sorted({0, len(data), *(rnd.randrange(len(data)) for _ in range(12))})
+        compared += _grow_both(src, data, cuts, tmp_path, module, monkeypatch, "tfevents")
+    print(f"tfevents: {compared} pieces of {len(EVENT_FILES)} growing files compared")
+    assert compared >= 12 * len(EVENT_FILES), compared
+
+
 def _grow_both(src: Path, data: bytes, cuts: list[int], tmp_path: Path, module: object,
                monkeypatch: pytest.MonkeyPatch, fmt: str = "csv", attr: str = "CSCAN") -> int:
     """``data`` appended in pieces (ending at ``cuts``) to two growing files, each read after every piece, one by the
@@ -410,7 +618,8 @@ def _grow_both(src: Path, data: bytes, cuts: list[int], tmp_path: Path, module: 
 
     tails = []
     for pure in (False, True):
-        dst = tmp_path / f"{int(pure)}-{src.name}"
+        dst = tmp_path / f"{int(pure)}" / src.name  # the same name: an event file's problems name it
+        dst.parent.mkdir(exist_ok=True)
         dst.write_bytes(b"")
         tails.append(open_source(str(dst), fmt))
     for a, b in itertools.pairwise(cuts):
@@ -581,13 +790,27 @@ def test_columns_text_reads_the_lines_columns_reads_in_place(parts: list[tuple[s
             assert accel.CJSONL.odd_rows(kd, os_, None) == odd, text
 
 
+def _series_number(line: bytes, literal: bytes) -> bytes:
+    """``line`` with the first number of a key the reader makes a series of replaced by ``literal``."""
+    from trainlint.readers.jsonl import NOT_SERIES
+
+    for m in re.finditer(rb'"([^"]+)": (-?[0-9][0-9.eE+-]*)', line):
+        if m.group(1).decode() not in NOT_SERIES:
+            return line[:m.start(2)] + literal + line[m.end(2):]
+    return line
+
+
 def _jsonl_variants(data: bytes, rnd: random.Random) -> list[tuple[str, bytes]]:
     """A real JSONL log as it is and with one line changed where the compiled text scanner must stop and the split
     read it: a blank line, Windows line ends from there on, a lone carriage return, a non-ASCII character, a
-    nested value, a line that is not JSON."""
+    nested value, a line that is not JSON; and where the pure-Python columns must leave their quick checks: a
+    series' number written as a boolean (``array("d")`` takes True as 1.0), the first line's null where the next
+    lines have numbers (a column neither all numbers nor all null), a line holding its keys in another order or one
+    key fewer (the batch's lines no longer share the first line's keys)."""
     lines = data.split(b"\n")
     out = [("as written", data)]
-    for what in ("blank", "crlf", "lone cr", "non-ascii", "nested", "not json"):
+    for what in ("blank", "crlf", "lone cr", "non-ascii", "nested", "not json", "true", "false", "first null",
+                 "reordered", "key left out"):
         k = rnd.randrange(1, max(2, len(lines) - 1))
         ls = list(lines)
         if what == "blank":
@@ -600,9 +823,19 @@ def _jsonl_variants(data: bytes, rnd: random.Random) -> list[tuple[str, bytes]]:
             ls[k] = ls[k].replace(b"{", '{"note": "\u00e9t\u00e9", '.encode(), 1)
         elif what == "nested":
             ls[k] = ls[k].replace(b"{", b'{"nested": {"a": 1}, ', 1)
+        elif what in ("true", "false"):
+            ls[k] = _series_number(ls[k], what.encode())
+        elif what == "first null":
+            ls[0] = _series_number(ls[0], b"null")
+        elif what == "reordered":
+            ls[k] = json.dumps(dict(reversed(json.loads(ls[k]).items()))).encode()
+        elif what == "key left out":
+            obj = json.loads(ls[k])
+            obj.pop(next(reversed(obj)))
+            ls[k] = json.dumps(obj).encode()
         else:
             ls[k] = ls[k][: len(ls[k]) // 2]
-        out.append((f"{what} at line {k + 1}", b"\n".join(ls)))
+        out.append((f"{what} at line {1 if what == 'first null' else k + 1}", b"\n".join(ls)))
     return out
 
 

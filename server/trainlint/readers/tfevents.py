@@ -15,7 +15,12 @@ import math
 import os
 import re
 import struct
+import sys
+from array import array
+from bisect import bisect_left
 from dataclasses import dataclass, field
+from itertools import accumulate, compress, islice, repeat
+from operator import add, itemgetter, le, lt, methodcaller
 from typing import TYPE_CHECKING
 
 from ..core import fsio
@@ -27,6 +32,7 @@ from .base import Source
 from .registry import Detection, FormatSpec
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from typing import Any
 
 _HEADER = struct.Struct("<QI")
@@ -65,6 +71,30 @@ def masked_crc(data: bytes) -> int:
     if _masked_crc is None:
         _masked_crc = _crc_function()
     return _masked_crc(data)
+
+
+def _crc_value():  # type: ignore[no-untyped-def]
+    """google_crc32c's unmasked CRC-32C (a C function), or None: the pure-Python plain-record path needs it."""
+    try:
+        import google_crc32c
+    except ImportError:
+        return None
+    return google_crc32c.value if getattr(google_crc32c, "implementation", "c") == "c" else None
+
+
+# A plain scalar record as the Python reader's fast path reads it (the compiled scanner's plain scalar event with
+# one value): a 12-byte header (a length under 256), then an Event of exactly wall_time (field 1, fixed64), step
+# (field 2, a varint of at most 8 bytes: 0 to 2^56 - 1) and a summary (field 5) of one Summary.Value holding a tag
+# (field 1) and a simple_value (field 2, fixed32), then the data CRC. Each alternative of the summary spells one tag
+# length, so the lengths the summary, the value and the tag declare are the bytes that follow: a match is that
+# Event, field for field. Groups: header, payload, wall time, step varint, summary head (through the value's key),
+# value, data CRC. The header's length and CRCs are checked after the match.
+_PLAIN = re.compile(
+    rb"(?s)([\x00-\xff]\x00{7}.{4})(\x09(.{8})\x10([\x80-\xff]{0,7}[\x00-\x7f])(\x2a(?:"
+    + b"|".join(re.escape(bytes([n + 9, 10, n + 7, 10, n])) + b".{%d}" % n for n in range(119))
+    + rb")\x15)(.{4}))(.{4})")
+_GROUPS = re.Match.groups
+_LITTLE = sys.byteorder == "little"
 
 
 def event_order(name: str) -> tuple[object, ...]:
@@ -133,6 +163,7 @@ class _FileState:
     broken: bool = False   # a header CRC failed: the rest of the file cannot be framed
     prefix: str = ""       # "validation/" for a member of a split subfolder; "<file>/" for an unrelated run
     placed: bool = False   # whether its first scalars decided if it continues the files before it
+    plain_from: int = 0    # the record from which the pure reader tries a run of plain records again (_plain)
 
 
 @dataclass
@@ -162,6 +193,11 @@ class TensorBoardTail(Source):
         # the points of the records decoded since the last flush, per tag: (series, steps, values, walls, records,
         # offsets), added to their series a batch at a time (_flush) instead of seven array appends a point
         self._pending: dict[str, tuple[Series, list[float], list[float], list[float], list[int], list[int]]] = {}
+        # the pure-Python run of plain records (_plain): a header's length when its CRC holds (else -1), and a
+        # summary head's tag (None: not UTF-8), each worked out once
+        self._lengths: dict[bytes, int] = {}
+        self._tag_of: dict[bytes, str | None] = {}
+        self._run_limit = 8192  # the records a run may match: 4 after a run cut short, doubled after a whole one
 
     def _members(self) -> list[str]:
         if fsio.isdir(self.path):
@@ -254,6 +290,11 @@ class TensorBoardTail(Source):
                 pos, framed = self._records(buf, pos, fs)
                 if framed:
                     continue
+            elif fs.placed and fs.record >= fs.plain_from and _CRC_VALUE is not None:  # plain records in runs
+                end = self._plain(buf, pos, fs)
+                if end > pos:
+                    pos = end
+                    continue
             length, hcrc = _HEADER.unpack_from(buf, pos)
             bad_crc = masked_crc(buf[pos:pos + 8]) != hcrc
             if bad_crc or length > MAX_RECORD:
@@ -308,6 +349,80 @@ class TensorBoardTail(Source):
             if not fs.record & 8191:
                 self._flush(fs)
         return end, bool(absorbed or items)
+
+    def _plain(self, buf: bytes, pos: int, fs: _FileState) -> int:
+        """The pure-Python reader's fast path, what the compiled scanner does for the plain scalar events: the run of
+        plain records (``_PLAIN``) from ``pos`` matched by one regular expression in C, then checked and decoded a
+        column at a time (headers and tags once per distinct one, the data CRCs by google_crc32c and masked side by
+        side in one integer, the steps' varints the same way). The run stops before the first record that fails a
+        check, and before the first event _summary would not only append (a step out of order, a step not past its
+        tag's last); that record is read by _decode's loop as before. Returns where the run ended (``pos``: none).
+        The 100 MB Lightning event file's 2.18 M records read one at a time took 11.9 s of CPU, in runs 5.8 s."""
+        # the pending buffers are flushed where _decode flushes them; a run cut short (a duplicate step, a bad CRC)
+        # matched records it did not take: the next runs match a few, then twice as many each time they take all
+        limit = min(8192 - (fs.record & 8191), self._run_limit)
+        ms = list(islice(iter(_PLAIN.scanner(buf, pos).match, None), limit))
+        k = self._plain_run(pos, fs, ms) if ms else 0
+        self._run_limit = min(8192, self._run_limit * 2) if ms and k == len(ms) else 4
+        if not k:  # a record the run cannot take: the next 8 are read one at a time before it tries again
+            fs.plain_from = fs.record + 8
+            return pos
+        end: int = ms[k - 1].end()
+        return end
+
+    def _plain_run(self, pos: int, fs: _FileState, ms: list[re.Match[bytes]]) -> int:
+        """_plain's checks and decoding of the matched records ``ms`` (the first at ``pos``): how many it took."""
+        hdrs, payloads, walls, varints, heads, values, crcs = map(list, zip(*map(_GROUPS, ms), strict=True))
+        k = _framed(hdrs, payloads, crcs, self._lengths)
+        tags = _tags(heads[:k], self._tag_of)
+        if None in tags:  # a tag that is not UTF-8: the protobuf path says the record is not an Event
+            k = tags.index(None)
+            del tags[k:]
+        if not k:
+            return 0
+        steps = array("d", _varints(varints[:k]))
+        run = self._run(fs)
+        k, groups = _plain_groups(tags, steps, fs, run)
+        if not k:
+            return 0
+        del steps[k:]
+        # each record's byte offset in the file: the header, payload and CRC of the ones before it
+        at = array("q", accumulate(map(add, map(len, payloads[:k - 1]), repeat(16)), initial=fs.offset + pos))
+        cols = (steps, _doubles(walls[:k]), array("d", _floats(values[:k])), at)
+        self._take(fs, run, groups, cols)
+        return k
+
+    def _take(self, fs: _FileState, run: _RunState, groups: dict[str, slice | list[int]],
+              cols: tuple[array, array, array, array]) -> None:
+        """A checked run of plain records into the pending buffers, as _summary appends them one by one: ``groups``
+        the records of each tag (in the order the tags first appear), ``cols`` each record's step, wall time, value
+        and byte offset in the file."""
+        steps, walls, values, at = cols
+        k = len(steps)
+        records = range(fs.record, fs.record + k)
+        pending, last_step, first_step = self._pending, run.last_step, run.first_step
+        top = -math.inf
+        for bare, sel in groups.items():
+            tag = fs.prefix + bare if fs.prefix else bare
+            own = _pick(steps, sel)  # strictly rising: its last step is its highest
+            if tag not in last_step:
+                first_step[tag] = own[0]
+            last_step[tag] = own[-1]
+            top = max(top, own[-1])
+            buf = pending.get(tag)
+            if buf is None:
+                buf = pending[tag] = (self._series(tag), array("d"), array("d"), array("d"), array("q"), array("q"))
+            buf[1].extend(own)
+            buf[2].extend(_pick(values, sel))
+            buf[3].extend(_pick(walls, sel))
+            buf[4].extend(array("q", records[sel] if type(sel) is slice else _picked(records, sel)))
+            buf[5].extend(_pick(at, sel))
+        run.most_recent_step = steps[k - 1]
+        if top > self.log.facts.get("last_step", -math.inf):
+            self.log.facts["last_step"] = top
+        fs.record += k
+        if not fs.record & 8191:
+            self._flush(fs)
 
     def _bad_data(self, fs: _FileState, offset: int) -> None:
         self.log.problem(f"{_name(fs)}: record {fs.record} at byte {offset} fails its data CRC; skipped",
@@ -489,6 +604,161 @@ class TensorBoardTail(Source):
 
 def _name(fs: _FileState) -> str:
     return os.path.basename(fs.path)
+
+
+_CRC_VALUE = _crc_value()
+
+
+def _framed(hdrs: list[bytes], payloads: list[bytes], crcs: list[bytes], lengths: dict[bytes, int]) -> int:
+    """How many of the matched records, from the first, have a header whose CRC holds and whose length is their
+    payload's, and a data CRC that holds: each distinct header checked once (``lengths``: a header's length, -1
+    when its CRC fails), the data CRCs compared as arrays."""
+    if len(lengths) > 4096:  # a header is one of 256 lengths with its CRC: more is damage
+        lengths.clear()
+    for h in set(hdrs).difference(lengths):
+        length, crc = _HEADER.unpack(h)
+        lengths[h] = length if masked_crc(h[:8]) == crc else -1
+    k = len(hdrs)
+    lens = list(map(len, payloads))
+    declared = list(map(lengths.__getitem__, hdrs))
+    if declared != lens:
+        k = next(i for i, (a, b) in enumerate(zip(declared, lens, strict=True)) if a != b)
+    if not k:
+        return 0
+    got = _masked_all(list(map(_CRC_VALUE, payloads[:k])))  # type: ignore[arg-type]
+    stored = array("I")
+    stored.frombytes(b"".join(crcs[:k]))
+    if not _LITTLE:
+        stored.byteswap()
+    want = array("Q", stored)
+    if got != want:
+        k = next(i for i, (a, b) in enumerate(zip(got, want, strict=True)) if a != b)
+    return k
+
+
+def _tags(heads: list[bytes], tag_of: dict[bytes, str | None]) -> list[str | None]:
+    """Each plain summary head's tag (decoded once per distinct head, kept in ``tag_of``), None for one that is not
+    UTF-8."""
+    if len(tag_of) > 65536:
+        tag_of.clear()
+    for h in set(heads).difference(tag_of):
+        try:
+            tag_of[h] = h[6:-1].decode()
+        except UnicodeDecodeError:
+            tag_of[h] = None
+    return list(map(tag_of.__getitem__, heads))
+
+
+def _lanes(value: int, n: int) -> int:
+    """``value`` in each of ``n`` 64-bit lanes of one integer (the lowest lane first)."""
+    return int.from_bytes(value.to_bytes(8, "little") * n, "little")
+
+
+def _from_lanes(x: int, n: int) -> array:
+    out = array("Q")
+    out.frombytes(x.to_bytes(8 * n, "little"))
+    if not _LITTLE:
+        out.byteswap()
+    return out
+
+
+def _masked_all(crcs: list[int]) -> array:
+    """``_masked`` of every CRC at once: the CRCs side by side in one integer, 64 bits a lane, rotated, offset and
+    cut to 32 bits by a few whole-integer operations (no bit crosses a lane: a lane holds 33 bits at most)."""
+    n = len(crcs)
+    lanes = array("Q", crcs)
+    if not _LITTLE:
+        lanes.byteswap()
+    x = int.from_bytes(lanes.tobytes(), "little")
+    y = ((x >> 15) & _lanes(0x1FFFF, n)) | ((x << 17) & _lanes(0xFFFE0000, n))
+    return _from_lanes((y + _lanes(0xA282EAD8, n)) & _lanes(0xFFFFFFFF, n), n)
+
+
+def _varints(varints: list[bytes]) -> array:
+    """Protobuf varints of at most 8 bytes, decoded side by side: each padded to a 64-bit lane of one integer, then
+    each lane's 7-bit groups moved together by a mask and a shift per byte."""
+    n = len(varints)
+    x = int.from_bytes(b"".join(map(methodcaller("ljust", 8, b"\0"), varints)), "little")
+    y = 0
+    for j in range(max(map(len, varints))):
+        y |= (x & _lanes(0x7F << 8 * j, n)) >> j
+    return _from_lanes(y, n)
+
+
+def _doubles(parts: list[bytes]) -> array:
+    out = array("d")
+    out.frombytes(b"".join(parts))
+    if not _LITTLE:
+        out.byteswap()
+    return out
+
+
+def _floats(parts: list[bytes]) -> array:
+    out = array("f")
+    out.frombytes(b"".join(parts))
+    if not _LITTLE:
+        out.byteswap()
+    return out
+
+
+def _pick(col: array, sel: slice | list[int]) -> array:
+    """The items of ``col`` a group selects: a slice (a tag every ``step`` records), or their indices."""
+    return col[sel] if type(sel) is slice else array(col.typecode, _picked(col, sel))
+
+
+def _picked(col: Sequence[Any], idx: list[int]) -> tuple[Any, ...]:
+    return itemgetter(*idx)(col) if len(idx) > 1 else (col[idx[0]],)
+
+
+_SELECT = [bytes(i == j for i in range(256)) for j in range(256)]  # bytes.translate: 1 at one tag's index
+
+
+def _plain_groups(tags: list[str], steps: array, fs: _FileState, run: _RunState
+                  ) -> tuple[int, dict[str, slice | list[int]]]:
+    """How many of the plain records, from the first, _summary would only append (no out-of-order purge, every
+    step past its tag's last), and which records each tag has, in the order the tags first appear: a slice when
+    the tags repeat in one order (a writer's usual events: the same tags at every step), else their indices."""
+    k = len(tags)
+    if fs.file_version < 2:  # _summary purges at a step below the one before it
+        if steps[0] < run.most_recent_step:
+            return 0, {}
+        rising = list(map(le, steps, islice(steps, 1, None)))
+        if False in rising:
+            k = rising.index(False) + 1
+            del tags[k:]
+    distinct = list(dict.fromkeys(tags))
+    n = len(distinct)
+    cut = k
+    for bare in distinct:  # each tag's first step past its last one
+        prev = run.last_step.get(fs.prefix + bare if fs.prefix else bare)
+        if prev is not None and not steps[tags.index(bare)] > prev:
+            cut = min(cut, tags.index(bare))
+    # periodic: record i + n has record i's tag (so the first n records are the n tags, in ``distinct``'s order)
+    if tags[n:] == tags[:k - n]:
+        after = list(map(lt, steps, islice(steps, n, None)))
+        if False in after:
+            cut = min(cut, after.index(False) + n)
+        return cut, {t: slice(j, cut, n) for j, t in enumerate(distinct) if j < cut}
+    groups = _indices(tags, distinct)
+    for idx in groups.values():
+        own = _picked(steps, idx)
+        after = list(map(lt, own, islice(own, 1, None)))
+        if False in after:
+            cut = min(cut, idx[after.index(False) + 1])
+    if cut < k:
+        groups = {t: idx[:bisect_left(idx, cut)] for t, idx in groups.items()}
+    return cut, {t: idx for t, idx in groups.items() if idx}
+
+
+def _indices(tags: list[str], distinct: list[str]) -> dict[str, list[int]]:
+    """Each tag's record indices: a bytes.translate and an itertools.compress pass in C per tag (up to 256 tags)."""
+    if len(distinct) > 256:
+        groups: dict[str, list[int]] = {t: [] for t in distinct}
+        for i, t in enumerate(tags):
+            groups[t].append(i)
+        return groups
+    ids = bytes(map({t: j for j, t in enumerate(distinct)}.__getitem__, tags))
+    return {t: list(compress(range(len(tags)), ids.translate(_SELECT[j]))) for j, t in enumerate(distinct)}
 
 
 # Files whose suffix says text even when "tfevents" is in the name (a log about event files is not one).
