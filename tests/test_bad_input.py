@@ -355,3 +355,29 @@ def test_a_csv_header_cell_past_the_field_limit_leaves_that_file_not_checked(tmp
     assert mine and all("NOT-CHECKED" in ln for ln in mine), c.stdout
     assert any("field limit" in ln for ln in mine), c.stdout
     assert "TP-DIVERGE [FAIL]" in c.stdout and c.returncode == 1, c.stdout
+
+
+@pytest.mark.parametrize("pure", [False, True], ids=["compiled", "pure"])
+def test_jsonl_lines_that_are_not_one_object_each_are_not_read_as_the_batch_joined_them(tmp_path: Path,
+                                                                                         pure: bool) -> None:
+    """A batch of lines is decoded as one JSON array, its lines joined by commas. A structure or a string carried from
+    one line into the next, with a line holding two objects beside it, decoded to as many objects as lines: the values
+    landed on other lines (loss 3.0 on line 4 read as line 5's, 9.0 from lines 2-3 as line 3's...) and no line was
+    reported. Each such line is not valid JSON on its own: it is skipped with its problem, as one alone would be."""
+    p = tmp_path / "metrics.jsonl"
+    p.write_text('{"step": 0, "loss": 1.0}\n'
+                 '{"step": 1, "a": [{"b": 1}\n'
+                 '{"c": 2}], "loss": 9.0}\n'
+                 '{"step": 3, "loss": 3.0}, {"step": 4, "loss": 4.0}\n'
+                 '{"step": 5, "loss": "x}\n'
+                 '{y", "loss": 8.0}\n'
+                 '{"step": 6, "loss": 6.0}\n'
+                 '{"step": 7, "loss": 7.0}, {"step": 8, "loss": 7.5}\n'
+                 '{"step": 9, "loss": 0.5}\n')
+    env = {**os.environ, "TRAINLINT_PURE": "1" if pure else "0"}
+    code = ("import sys; from trainlint.readers import read; log = read(sys.argv[1], 'jsonl'); "
+            "s = [s for s in log.series.values() if s.name == 'loss'][0]; "
+            "print(list(s.steps), list(s.values), list(s.lines)); print(sorted({p.line for p in log.problems}))")
+    r = subprocess.run([sys.executable, "-c", code, str(p)], capture_output=True, text=True, env=env)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == ["[0.0, 6.0, 9.0] [1.0, 6.0, 0.5] [1, 7, 9]", "[2, 3, 4, 5, 6, 8]"], r.stdout

@@ -17,6 +17,7 @@ import json
 import math
 from array import array
 from dataclasses import dataclass, field
+from itertools import repeat
 from operator import itemgetter
 from typing import TYPE_CHECKING
 
@@ -47,6 +48,9 @@ _ABSENT = object()
 _NANS = array("d", [math.nan])
 _NONFINITE = {"nan": math.nan, "+nan": math.nan, "-nan": math.nan, "inf": math.inf, "+inf": math.inf,
               "-inf": -math.inf, "infinity": math.inf, "+infinity": math.inf, "-infinity": -math.inf}
+
+_SCAN = json.JSONDecoder().scan_once  # json.loads' scanner: (the value, where it ends) from an index
+_FIRST, _SECOND = itemgetter(0), itemgetter(1)
 
 
 @dataclass
@@ -121,7 +125,8 @@ class JsonlReader(FormatReader):
         if unstripped:
             raws = list(map(str.strip, raws))
         try:
-            objs = json.loads(_array_text(raws))
+            text = _array_text(raws)
+            objs = json.loads(text) if _flat_lines(text, len(raws)) else _each_line(raws)
         except ValueError:
             objs = None
         if objs is not None and len(objs) == len(raws) and objs and set(map(type, objs)) == {dict}:
@@ -558,14 +563,39 @@ class _Numbers:
 
 def _array_text(raws: list[str]) -> str:
     """The lines as the text of one JSON array: the brackets added to the first and last line before the join,
-    not around its result (two more copies of the whole batch)."""
+    not around its result (two more copies of the whole batch). Joined by ",\n": a JSON string holds no raw line
+    break, so none goes on into the next line (joined by "," alone, '"x}' and '{y"' were one string)."""
     first, last = raws[0], raws[-1]
     raws[0] = "[" + first
     raws[-1] = raws[-1] + "]"
     try:
-        return ",".join(raws)
+        return ",\n".join(raws)
     finally:
         raws[0], raws[-1] = first, last
+
+
+def _flat_lines(text: str, n: int) -> bool:
+    """Whether each of `_array_text`'s ``n`` lines starts with "{", ends with "}" and holds no other "{": then a
+    line's object, begun at its start, ends at its end (its last "}" can close nothing else, and no string goes on
+    past a line), so the array's objects are the lines'. Else a structure begun on one line may close on the next,
+    a line may hold two objects, and the array can still have as many objects as lines with values on the wrong
+    lines (`_each_line` decides those). Two passes of str.count: the separators are the only ",\n" (a line holds no
+    line break), so "},\n{" counts the lines that end with "}" before one that starts with "{"."""
+    return (text.startswith("[{") and text.endswith("}]") and text.count("},\n{") == n - 1
+            and text.count("{") == n)
+
+
+def _each_line(raws: list[str]) -> list[Any] | None:
+    """Each line decoded on its own by json's scanner (what json.loads does for a line without whitespace at its
+    ends: the lines are stripped), or None when one is not exactly one JSON value (`_line_by_line` then reports it).
+    A C-level map: about 1.2x the batch's json.loads."""
+    try:
+        got = list(map(_SCAN, raws, repeat(0)))
+    except (StopIteration, ValueError):
+        return None
+    if list(map(_SECOND, got)) != list(map(len, raws)):
+        return None
+    return list(map(_FIRST, got))
 
 
 def _sparse(objs: list[dict[str, Any]], union: set[str]) -> bool:
