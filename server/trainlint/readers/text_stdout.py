@@ -176,11 +176,9 @@ class TextStdoutReader(FormatReader):
         closes a metrics block, as no pattern matches it and it holds no ``=``."""
         st: _State = self.state
         line_at = self._line
-        if CSTDOUT is not None:  # the same lines cleaned in C, without the redraws and blanks nothing observes
-            for n, line, bar in CSTDOUT.stdout_lines(text, first_line, MAX_MATCH_LINE):
-                if bar is not None:  # the redraw right before the line: `_line` would only make it the pending bar
-                    st.pending_bar = bar
-                line_at(line, n, st)
+        if CSTDOUT is not None:  # the same lines cleaned in C, without the redraws and blanks nothing observes,
+            # and the plain HF dicts of the bar's mode read there over the state's fields (`_hf_dict`'s C twin)
+            CSTDOUT.stdout_scan(text, first_line, MAX_MATCH_LINE, line_at, st, self.log.facts, self._series_by_keys())
             return
         for offset, line in enumerate(split_lines(text)):
             if not line:
