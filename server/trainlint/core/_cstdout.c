@@ -32,6 +32,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "_cfloat.h"
+
 #if defined(__GNUC__) || defined(__clang__)
 #define ALWAYS_INLINE inline __attribute__((always_inline))
 #else
@@ -219,8 +221,10 @@ static PyObject *number_of(const void *s, const int kind, Py_ssize_t v, Py_ssize
     if (buf == NULL) return PyErr_NoMemory();
     for (Py_ssize_t q = v; q < v_end; q++) buf[q - v] = (char)at(s, kind, q);
     buf[v_end - v] = '\0';
-    char *end;
-    double x = PyOS_string_to_double(buf, &end, NULL);
+    char *end = buf + (v_end - v);
+    double x;
+    if (!fast_double(buf, end, &x))  /* _cfloat.h: float()'s double without the general parser, else the parser */
+        x = PyOS_string_to_double(buf, &end, NULL);
     int whole = end == buf + (v_end - v);
     if (buf != small) PyMem_Free(buf);
     if (x == -1.0 && PyErr_Occurred()) return NULL;
@@ -653,7 +657,8 @@ static double double_of(const void *s, const int kind, Py_ssize_t v, Py_ssize_t 
     }
     for (Py_ssize_t q = v; q < v_end; q++) buf[q - v] = (char)at(s, kind, q);
     buf[v_end - v] = '\0';
-    double x = PyOS_string_to_double(buf, NULL, NULL);
+    double x;
+    if (!fast_double(buf, buf + (v_end - v), &x)) x = PyOS_string_to_double(buf, NULL, NULL);
     if (buf != small) PyMem_Free(buf);
     return x;
 }
