@@ -300,7 +300,12 @@ _STDOUT_OTHER = [
     "Epoch 1/3", "16/16 ━━━━ 0s 2ms/step - loss: 0.41 - val_loss: 0.52", "50% | 1/2", "a %| b", "x %|= y",
     "{'train_runtime': '12.3', 'train_loss': '1.5', 'epoch': '3'}", "{'eval_loss': '1.2', 'epoch': '1.0'}",
     "1|5|Loss: 0.6489: 10%|█         | 5/50 [00:01<00:10,  4.5it/s]", "é 50%|é| 1/2 [00:00<00:00]",
-    "\x1b[1m 30%|\x1b[0m=| 3/10 [00:00<00:00]", "%\x1b[A| 1/2 [00:00<00:00]", "=\x1b[A 5%|x| 1/2 [00:00<00:00]"]
+    "\x1b[1m 30%|\x1b[0m=| 3/10 [00:00<00:00]", "%\x1b[A| 1/2 [00:00<00:00]", "=\x1b[A 5%|x| 1/2 [00:00<00:00]",
+    # the strings `_line` looks for before a bar or a dict, inside one
+    "100%|█| 2/2 [00:00<00:00]`Trainer.fit` stopped: `max_steps` reached.",
+    " 50%|█| 1/2 [00:00<00:00] GPU available: True",
+    "{'loss': '1.0', 'x%|y': '2', 'epoch': '0.5'}", "{'a GPU available: True': '1', 'epoch': '0.5'}",
+    "{'`Trainer.fit` stopped: x': '1', 'epoch': '0.5'}", "{'loss': '1.5', 'eval_x': '1', 'epoch': '0.5'}"]
 
 
 def _stdout_text(r: random.Random) -> str:
@@ -319,7 +324,8 @@ def _stdout_text(r: random.Random) -> str:
             # HF 5.x's quoted epoch or 4.x's rounded float; an evaluation dict after its bar's cursor move up
             epoch = r.choice([f"'{ep:.4g}'", f"'{ep:.4g}'", repr(round(ep, r.choice([2, 4]))), "'nan'", "'1e+20'"])
             head, key = r.choice([("", "loss"), ("", "loss"), ("\x1b[A", "eval_loss"), ("", "eval_loss"),
-                                  (" ", "loss"), ("\x1b[A", "loss"), ("", "rewards/chosen")])
+                                  (" ", "loss"), ("\x1b[A", "loss"), ("", "rewards/chosen"),
+                                  ("", "a GPU available: True"), ("", "`Trainer.fit` stopped: x")])
             out.append(f"{head}{{'{key}': {loss}, 'grad_norm': '{r.random():.4g}', 'learning_rate': '1e-05', "
                        f"'epoch': {epoch}}}")
         elif k < 0.75:  # the evaluation loop's nested bar, a bar restarting, a larger one (a new max_steps)

@@ -909,6 +909,10 @@ static int fast_dict(Pass *p, const void *data, const int kind, const void *s, c
     return append_points(p, s, skind, count, step, no) < 0 ? -1 : 1;
 }
 
+/* The ASCII characters scan_line's switch looks for. */
+static const unsigned char STOP[128] = {['\n'] = 1, ['\r'] = 1, [0x1b] = 1, [0x08] = 1, ['='] = 1, ['%'] = 1,
+                                        ['|'] = 1, ['G'] = 1, ['`'] = 1};
+
 /* What scan_line finds of a line: its shape, whether it holds one of the strings `_line` looks for before an HF
  * dict (``%|``, ``|Loss: ``, ``GPU available: ``, ```Trainer.fit` ``: any) */
 typedef struct {
@@ -925,8 +929,15 @@ static ALWAYS_INLINE Py_ssize_t scan_line(const void *data, const int kind, Py_s
     Py_ssize_t lim = len - i > max_line ? i + max_line : len, j = i;
     int pct = 0, eq = 0, other = 0, blank = 1, dirty = 0;
     Py_UCS4 c;
+    for (; j < lim; j++) {  /* the blanks it starts with: a line of them only (or nothing) is blank */
+        c = at(data, kind, j);
+        if (c == '\n' || c == '\r') goto end;
+        if (!Py_UNICODE_ISSPACE(c)) break;
+    }
+    if (j < lim) blank = 0;
     for (; j < lim; j++) {
         c = at(data, kind, j);
+        if (c >= 128 || !STOP[c]) continue;  /* most characters: none the switch looks for */
         switch (c) {
         case '\n':
         case '\r':
@@ -953,7 +964,6 @@ static ALWAYS_INLINE Py_ssize_t scan_line(const void *data, const int kind, Py_s
         default:
             break;
         }
-        if (blank && !Py_UNICODE_ISSPACE(c)) blank = 0;
     }
     while (j < len && (c = at(data, kind, j)) != '\n' && c != '\r') j++;
 end:
