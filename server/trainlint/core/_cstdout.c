@@ -714,6 +714,14 @@ static PyObject *hf_lag_py(PyObject *self, PyObject *args) {
 
 /* ---- the line pass ----------------------------------------------------------------------------------------- */
 
+/* The bytes of the points waiting for one array (a reference held): appended with frombytes when Python is next
+ * to run (a method call a point was a fifth of the scan). */
+struct Out {
+    PyObject *arr;
+    char *buf;
+    Py_ssize_t n, room;
+};
+
 typedef struct {
     PyObject *text, *line_at, *st, *by_keys;
     Py_UCS4 *buf, *bar_buf;  /* a cleaned line, a cleaned redraw */
@@ -722,6 +730,13 @@ typedef struct {
     Py_ssize_t pend_start, pend_n, pend_no;
     int pend_dirty, maybe_block;
     PyObject *keys, *known;  /* the last HF dict's keys and what by_keys holds for them (references held) */
+    /* the points read here, waiting for their arrays (`flush_points`): one Out an array, and the Out of each of
+     * the known arrays (steps, values, lines of each key; NULL when the known's arrays are not of the types
+     * Series makes) */
+    struct Out *outs;
+    Py_ssize_t n_outs, outs_room;
+    Py_ssize_t *slot, slot_room;
+    int batched;
     Span *spans;
     Py_ssize_t room;
     HF hf;
@@ -737,13 +752,106 @@ static ALWAYS_INLINE PyObject *line_of(Pass *p, const void *data, const int kind
     return PyUnicode_Substring(p->text, start, start + n);
 }
 
+/* The points waiting, appended to their arrays (`array.frombytes`), before Python reads the series. */
+static int flush_points(Pass *p) {
+    static PyObject *frombytes = NULL;
+    if (frombytes == NULL && (frombytes = PyUnicode_InternFromString("frombytes")) == NULL) return -1;
+    for (Py_ssize_t i = 0; i < p->n_outs; i++) {
+        struct Out *o = &p->outs[i];
+        if (o->n == 0) continue;
+        PyObject *view = PyMemoryView_FromMemory(o->buf, o->n, PyBUF_READ);
+        PyObject *got = view == NULL ? NULL : PyObject_CallMethodOneArg(o->arr, frombytes, view);
+        Py_XDECREF(view);
+        if (got == NULL) return -1;
+        Py_DECREF(got);
+        o->n = 0;
+    }
+    return 0;
+}
+
+/* The array's Out (made when new). */
+static struct Out *out_of(Pass *p, PyObject *arr) {
+    for (Py_ssize_t i = 0; i < p->n_outs; i++)
+        if (p->outs[i].arr == arr) return &p->outs[i];
+    if (p->n_outs == p->outs_room) {
+        Py_ssize_t room = p->outs_room ? 2 * p->outs_room : 32;
+        struct Out *grown = PyMem_Realloc(p->outs, sizeof(struct Out) * (size_t)room);
+        if (grown == NULL) return NULL;
+        p->outs = grown;
+        p->outs_room = room;
+    }
+    struct Out *o = &p->outs[p->n_outs++];
+    *o = (struct Out){Py_NewRef(arr), NULL, 0, 0};
+    return o;
+}
+
+/* The array holds C type code (``d``: double, ``I``: unsigned int), as Series makes its steps, values and lines. */
+static int array_of(PyObject *arr, const char *code, Py_ssize_t size) {
+    Py_buffer view;
+    if (PyObject_GetBuffer(arr, &view, PyBUF_FORMAT | PyBUF_ND) < 0) {
+        PyErr_Clear();
+        return 0;
+    }
+    int ok = view.itemsize == size && view.format != NULL && strcmp(view.format, code) == 0;
+    PyBuffer_Release(&view);
+    return ok;
+}
+
+/* The slots of the known's m keys (the indices of their steps, values and lines' Outs); p->batched 0 when an array is not of the
+ * types Series makes (its points then go through append). */
+static int known_slots(Pass *p, Py_ssize_t m) {
+    PyObject *arrays = PyTuple_GET_ITEM(p->known, 1);
+    p->batched = 0;
+    for (Py_ssize_t j = 0; j < m; j++)
+        if (!array_of(PyTuple_GET_ITEM(arrays, 5 * j), "d", 8) || !array_of(PyTuple_GET_ITEM(arrays, 5 * j + 1), "d", 8)
+            || !array_of(PyTuple_GET_ITEM(arrays, 5 * j + 2), "I", 4))
+            return 0;
+    if (3 * m > p->slot_room) {
+        Py_ssize_t *grown = PyMem_Realloc(p->slot, sizeof(Py_ssize_t) * (size_t)(3 * m));
+        if (grown == NULL) return -1;
+        p->slot = grown;
+        p->slot_room = 3 * m;
+    }
+    for (Py_ssize_t q = 0; q < 3 * m; q++) {  /* indices: out_of may move the Outs */
+        struct Out *o = out_of(p, PyTuple_GET_ITEM(arrays, 5 * (q / 3) + q % 3));
+        if (o == NULL) return -1;
+        p->slot[q] = o - p->outs;
+    }
+    p->batched = 1;
+    return 0;
+}
+
+/* size bytes at x onto the Out. */
+static ALWAYS_INLINE int put(struct Out *o, const void *x, Py_ssize_t size) {
+    if (o->n + size > o->room) {
+        Py_ssize_t room = o->room ? 2 * o->room : 1024;
+        char *grown = PyMem_Realloc(o->buf, (size_t)room);
+        if (grown == NULL) return -1;
+        o->buf = grown;
+        o->room = room;
+    }
+    memcpy(o->buf + o->n, x, (size_t)size);
+    o->n += size;
+    return 0;
+}
+
+/* The Outs let go (their points flushed or dropped with an error). */
+static void free_outs(Pass *p) {
+    for (Py_ssize_t i = 0; i < p->n_outs; i++) {
+        Py_DECREF(p->outs[i].arr);
+        PyMem_Free(p->outs[i].buf);
+    }
+    PyMem_Free(p->outs);
+    PyMem_Free(p->slot);
+}
+
 /* `line_at(line, no, st)` on the cleaned line text[start:start+n], the state synced first; bar (a reference it
  * takes) is the redraw right before the line, made the pending bar first, or NULL. */
 static int emit(Pass *p, const void *data, const int kind, Py_ssize_t start, Py_ssize_t n, int dirty, Py_ssize_t no,
                 PyObject *bar) {
     PyObject *line = line_of(p, data, kind, start, n, dirty);
     PyObject *num = line == NULL ? NULL : PyLong_FromSsize_t(no);
-    int r = num == NULL || hf_sync(&p->hf) < 0 ? -1 : 0;
+    int r = num == NULL || flush_points(p) < 0 || hf_sync(&p->hf) < 0 ? -1 : 0;
     if (r == 0 && bar != NULL) r = PyObject_SetAttr(p->st, NAME[N_PENDING], bar);
     if (r == 0) {
         PyObject *args[3] = {line, num, p->st};
@@ -800,7 +908,7 @@ static int known_keys(Pass *p, const void *s, const int kind, Py_ssize_t count, 
     }
     Py_XSETREF(p->keys, keys);
     Py_XSETREF(p->known, Py_NewRef(known));
-    return 1;
+    return known_slots(p, m) < 0 ? -1 : 1;
 }
 
 /* The pending bar `_settle_bar` would read for a dict (the pass's own redraw, else the state's pending_bar) as the
@@ -819,6 +927,20 @@ static int bar_to_settle(Pass *p, const void *data, const int kind, long long *p
 
 /* The dict's points appended to its series' arrays (steps, values, lines; none of them has a wall time or record). */
 static int append_points(Pass *p, const void *s, const int kind, Py_ssize_t count, double step, Py_ssize_t no) {
+    if (p->batched && no >= 0 && (unsigned long long)no <= 0xFFFFFFFFULL) {  /* the bytes, flushed later */
+        const unsigned int line = (unsigned int)no;
+        for (Py_ssize_t i = 0, j = 0; i < count; i++) {
+            const Span *sp = &p->spans[i];
+            if (key_is(s, kind, sp, LIT("epoch"))) continue;
+            double v = double_of(s, kind, sp->v, sp->v_end);
+            if (v == -1.0 && PyErr_Occurred()) return -1;
+            if (put(&p->outs[p->slot[3 * j]], &step, 8) < 0 || put(&p->outs[p->slot[3 * j + 1]], &v, 8) < 0
+                || put(&p->outs[p->slot[3 * j + 2]], &line, 4) < 0)
+                return (PyErr_NoMemory(), -1);
+            j++;
+        }
+        return 0;
+    }
     PyObject *arrays = PyTuple_GET_ITEM(p->known, 1), *put[3] = {PyFloat_FromDouble(step), NULL,
                                                                   PyLong_FromSsize_t(no)};
     int r = put[0] == NULL || put[2] == NULL ? -1 : 0;
@@ -1022,7 +1144,7 @@ static ALWAYS_INLINE int all_lines(Pass *p, const void *data, const int kind, Py
         i = j;
         no++;
     }
-    if (flush_pending(p, data, kind) < 0) return -1;
+    if (flush_pending(p, data, kind) < 0 || flush_points(p) < 0) return -1;
     return hf_sync(&p->hf);
 }
 
@@ -1073,6 +1195,7 @@ static PyObject *stdout_scan(PyObject *self, PyObject *args) {
     PyMem_Free(p.spans);
     Py_XDECREF(p.keys);
     Py_XDECREF(p.known);
+    free_outs(&p);
     Py_XDECREF(p.hf.pending);
     if (r < 0) return NULL;
     Py_RETURN_NONE;
