@@ -31,6 +31,9 @@
 #include <Python.h>
 #include <math.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "_cfloat.h"
 
@@ -56,6 +59,42 @@ static ALWAYS_INLINE int starts(const void *s, const int kind, Py_ssize_t k, Py_
     return 1;
 }
 
+/* The ASCII characters the switches of shape_of and scan_line look for. */
+static const unsigned char STOP[128] = {['\n'] = 1, ['\r'] = 1, [0x1b] = 1, [0x08] = 1, ['='] = 1, ['%'] = 1,
+                                        ['|'] = 1, ['G'] = 1, ['`'] = 1};
+
+/* The first index from j below lim of a character in STOP, or lim: SSE2 compares 16 (1-byte str) or 8 (2-byte)
+ * characters at a time with each of the 9, where the compiler targets it (every x86-64); else one by one. Most
+ * characters of a bar redraw are none of them. */
+static ALWAYS_INLINE Py_ssize_t to_stop(const void *data, const int kind, Py_ssize_t j, Py_ssize_t lim) {
+#if defined(__SSE2__)
+    static const char STOPS[] = {'\n', '\r', 0x1b, 0x08, '=', '%', '|', 'G', '`'};
+    if (kind == PyUnicode_1BYTE_KIND) {
+        const Py_UCS1 *d = (const Py_UCS1 *)data;
+        for (; j + 16 <= lim; j += 16) {
+            __m128i v = _mm_loadu_si128((const __m128i *)(d + j)), m = _mm_setzero_si128();
+            for (size_t q = 0; q < sizeof(STOPS); q++) m = _mm_or_si128(m, _mm_cmpeq_epi8(v, _mm_set1_epi8(STOPS[q])));
+            int mask = _mm_movemask_epi8(m);
+            if (mask) return j + __builtin_ctz((unsigned)mask);
+        }
+    } else if (kind == PyUnicode_2BYTE_KIND) {
+        const Py_UCS2 *d = (const Py_UCS2 *)data;
+        for (; j + 8 <= lim; j += 8) {
+            __m128i v = _mm_loadu_si128((const __m128i *)(d + j)), m = _mm_setzero_si128();
+            for (size_t q = 0; q < sizeof(STOPS); q++)
+                m = _mm_or_si128(m, _mm_cmpeq_epi16(v, _mm_set1_epi16(STOPS[q])));
+            int mask = _mm_movemask_epi8(m);
+            if (mask) return j + (__builtin_ctz((unsigned)mask) >> 1);
+        }
+    }
+#endif
+    for (; j < lim; j++) {
+        Py_UCS4 c = at(data, kind, j);
+        if (c < 128 && STOP[c]) return j;
+    }
+    return lim;
+}
+
 /* What `_line` would do with a cleaned line: only store it as the pending bar (REDRAW), only close a metrics block
  * (BLANK), possibly open one (STAR: its first character is ``*``), or anything (0). */
 enum { SHAPE_OTHER = 0, SHAPE_REDRAW = 1, SHAPE_BLANK = 2, SHAPE_STAR = 4 };
@@ -66,9 +105,11 @@ enum { SHAPE_OTHER = 0, SHAPE_REDRAW = 1, SHAPE_BLANK = 2, SHAPE_STAR = 4 };
  * dict (``%|``, ``|Loss: ``, ``GPU available: ``, ```Trainer.fit` ``). */
 static ALWAYS_INLINE int shape_of(const void *s, const int kind, Py_ssize_t n, int *any) {
     int pct = 0, eq = 0, other = 0, blank = 1;
-    for (Py_ssize_t k = 0; k < n; k++) {
+    Py_ssize_t k = 0;
+    while (k < n && Py_UNICODE_ISSPACE(at(s, kind, k))) k++;  /* the blanks it starts with */
+    if (k < n) blank = 0;
+    for (; (k = to_stop(s, kind, k, n)) < n; k++) {
         Py_UCS4 c = at(s, kind, k);
-        if (blank && !Py_UNICODE_ISSPACE(c)) blank = 0;
         switch (c) {
         case '=':
             eq = 1;
@@ -95,9 +136,9 @@ static ALWAYS_INLINE int shape_of(const void *s, const int kind, Py_ssize_t n, i
     return (n > 0 && at(s, kind, 0) == '*') ? SHAPE_STAR : SHAPE_OTHER;
 }
 
-/* `clean` of s[0:n] into out (room for n): ``\x1b[`` then digits, ``;`` or ``?`` then an ASCII letter, and
- * backspaces, removed left to right as re.sub does. The cleaned length. */
-static ALWAYS_INLINE Py_ssize_t clean_into(const void *s, const int kind, Py_ssize_t n, Py_UCS4 *out) {
+/* `clean` of s[0:n] into out (room for n characters of the same kind): ``\x1b[`` then digits, ``;`` or ``?`` then an
+ * ASCII letter, and backspaces, removed left to right as re.sub does. The cleaned length. */
+static ALWAYS_INLINE Py_ssize_t clean_into(const void *s, const int kind, Py_ssize_t n, void *out) {
     Py_ssize_t m = 0;
     for (Py_ssize_t k = 0; k < n; k++) {
         Py_UCS4 c = at(s, kind, k);
@@ -111,7 +152,9 @@ static ALWAYS_INLINE Py_ssize_t clean_into(const void *s, const int kind, Py_ssi
                 continue;
             }
         }
-        out[m++] = c;
+        if (kind == PyUnicode_1BYTE_KIND) ((Py_UCS1 *)out)[m++] = (Py_UCS1)c;
+        else if (kind == PyUnicode_2BYTE_KIND) ((Py_UCS2 *)out)[m++] = (Py_UCS2)c;
+        else ((Py_UCS4 *)out)[m++] = c;
     }
     return m;
 }
@@ -155,11 +198,13 @@ typedef struct {
 
 /* The pairs of a dict line of exactly the shape ``{'key': 'value', 'key': value}`` (keys of 1 to 80 characters
  * without a quote or a line break, values numbers as is_number reads them, each quoted or not, nothing else on the
- * line), into *spans (room for *room, grown with PyMem_Realloc; *count of them): 1, or 0 for any other line, -1 out of memory.
+ * line), into *spans (room for *room, grown with PyMem_Realloc; *count of them): 1, or 0 for any other line, -1
+ * out of memory.
  * _HF_PAIR's finditer on such a line finds exactly these pairs: a match starts at a quote; the key's greedy run stops
  * at its closing quote; the value's greedy first try is the whole number, and the closing quote and the ``,`` or
  * ``}`` after it let it stand; the next search starts at the ``, `` before the next key's quote. */
-static int hf_spans(const void *s, const int kind, Py_ssize_t n, Span **spans, Py_ssize_t *room, Py_ssize_t *count) {
+static int hf_spans(const void *s, const int kind, Py_ssize_t n, Span **spans, Py_ssize_t *room,
+                    Py_ssize_t *count) {
     Py_ssize_t k = 1;
     *count = 0;
     if (n < 2 || at(s, kind, 0) != '{' || at(s, kind, n - 1) != '}') return 0;
@@ -724,7 +769,7 @@ struct Out {
 
 typedef struct {
     PyObject *text, *line_at, *st, *by_keys;
-    Py_UCS4 *buf, *bar_buf;  /* a cleaned line, a cleaned redraw */
+    void *buf, *bar_buf;  /* a cleaned line, a cleaned redraw (of the text's kind) */
     Py_ssize_t max_line;
     /* the pending redraw not yet handed back: its start in the text, its length (truncated), its line number */
     Py_ssize_t pend_start, pend_n, pend_no;
@@ -747,7 +792,7 @@ static ALWAYS_INLINE PyObject *line_of(Pass *p, const void *data, const int kind
                                        int dirty) {
     if (dirty) {
         Py_ssize_t m = clean_into((const char *)data + start * kind, kind, n, p->buf);
-        return PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, p->buf, m);
+        return PyUnicode_FromKindAndData(kind, p->buf, m);
     }
     return PyUnicode_Substring(p->text, start, start + n);
 }
@@ -797,8 +842,8 @@ static int array_of(PyObject *arr, const char *code, Py_ssize_t size) {
     return ok;
 }
 
-/* The slots of the known's m keys (the indices of their steps, values and lines' Outs); p->batched 0 when an array is not of the
- * types Series makes (its points then go through append). */
+/* The slots of the known's m keys (the indices of their steps, values and lines' Outs); p->batched 0 when an array
+ * is not of the types Series makes (its points then go through append). */
 static int known_slots(Pass *p, Py_ssize_t m) {
     PyObject *arrays = PyTuple_GET_ITEM(p->known, 1);
     p->batched = 0;
@@ -918,7 +963,7 @@ static int bar_to_settle(Pass *p, const void *data, const int kind, long long *p
         if (!p->pend_dirty)
             return plain_bar_at((const char *)data + p->pend_start * kind, kind, p->pend_n, pos, total);
         Py_ssize_t m = clean_into((const char *)data + p->pend_start * kind, kind, p->pend_n, p->bar_buf);
-        return plain_bar_at(p->bar_buf, PyUnicode_4BYTE_KIND, m, pos, total);
+        return plain_bar_at(p->bar_buf, kind, m, pos, total);
     }
     PyObject *b = p->hf.pending;
     if (b == NULL) return 2;
@@ -962,30 +1007,29 @@ static int append_points(Pass *p, const void *s, const int kind, Py_ssize_t coun
 }
 
 /* An HF dict line read here, as `_line` reads it (`_settle_bar` then `_hf_dict`), when every branch it takes is
- * one this holds: the line, text[start:start+n] whole and clean, of the plain shape `hf_spans` reads, with none of
- * the strings `_line` looks for before it (the caller checked: s, of kind skind, is the cleaned line); no `train_runtime` key; its keys' series made
- * (by_keys has them) without wall times or records; the steps' mode the bar's, with no places of the count kept;
- * the bar to settle none or a plain one not larger than the largest seen (else `_bar_position` sets a fact); a bar
- * step after it; an epoch below 1e15 (the floors stay finite). 1 when read, 0 when Python is to read it (nothing
- * changed), -1 on an error. */
-static int fast_dict(Pass *p, const void *data, const int kind, const void *s, const int skind, Py_ssize_t n,
-                     Py_ssize_t no) {
-    Py_UCS4 c = n > 2 ? at(s, skind, 2) : 0;
-    if (n < 3 || at(s, skind, 1) != '\'' || !((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_')) return 0;
+ * one this holds: the line whole, s[0:n] once cleaned (of the text's kind), of the plain shape `hf_spans` reads,
+ * with none of the strings `_line` looks for before it (the caller checked); no `train_runtime` key; its keys'
+ * series made (by_keys has them) without wall times or records; the steps' mode the bar's, with no places of the
+ * count kept; the bar to settle none or a plain one not larger than the largest seen (else `_bar_position` sets a
+ * fact); a bar step after it; an epoch below 1e15 (the floors stay finite). 1 when read, 0 when Python is to read
+ * it (nothing changed), -1 on an error. */
+static int fast_dict(Pass *p, const void *data, const int kind, const void *s, Py_ssize_t n, Py_ssize_t no) {
+    Py_UCS4 c = n > 2 ? at(s, kind, 2) : 0;
+    if (n < 3 || at(s, kind, 1) != '\'' || !((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_')) return 0;
     Py_ssize_t count, m = 0, ep_i = -1;
-    int r = hf_spans(s, skind, n, &p->spans, &p->room, &count), is_eval = 0;
+    int r = hf_spans(s, kind, n, &p->spans, &p->room, &count), is_eval = 0;
     if (r <= 0) return r < 0 ? (PyErr_NoMemory(), -1) : 0;
     for (Py_ssize_t i = 0; i < count; i++) {
         const Span *sp = &p->spans[i];
-        if (key_is(s, skind, sp, LIT("epoch"))) {
+        if (key_is(s, kind, sp, LIT("epoch"))) {
             if (ep_i < 0) ep_i = i;
             continue;
         }
-        if (key_is(s, skind, sp, LIT("train_runtime"))) return 0;
-        if (starts(s, skind, sp->key, sp->key_end, LIT("eval_"))) is_eval = 1;
+        if (key_is(s, kind, sp, LIT("train_runtime"))) return 0;
+        if (starts(s, kind, sp->key, sp->key_end, LIT("eval_"))) is_eval = 1;
         m++;
     }
-    if ((r = known_keys(p, s, skind, count, m)) <= 0) return r;
+    if ((r = known_keys(p, s, kind, count, m)) <= 0) return r;
     PyObject *arrays = PyTuple_GET_ITEM(p->known, 1);
     for (Py_ssize_t j = 0; j < m; j++)
         for (int w = 3; w < 5; w++) {
@@ -1003,9 +1047,9 @@ static int fast_dict(Pass *p, const void *data, const int kind, const void *s, c
     Py_ssize_t dec = 0;
     const Span *esp = ep_i >= 0 ? &p->spans[ep_i] : NULL;
     if (esp != NULL) {
-        if ((ep = double_of(s, skind, esp->v, esp->v_end)) == -1.0 && PyErr_Occurred()) return -1;
+        if ((ep = double_of(s, kind, esp->v, esp->v_end)) == -1.0 && PyErr_Occurred()) return -1;
         if (ep > 1e15) return 0;
-        dec = decimals(s, skind, esp->v, esp->v_end);
+        dec = decimals(s, kind, esp->v, esp->v_end);
     }
     /* read here from now on: `_settle_bar` (`_bar_position` of a bar no larger than the largest) ... */
     if (bar == 1 && total == h->bar_total) {
@@ -1028,12 +1072,8 @@ static int fast_dict(Pass *p, const void *data, const int kind, const void *s, c
     if (m == 0) return 1;
     h->last_fact = step;
     h->set_last = 1;
-    return append_points(p, s, skind, count, step, no) < 0 ? -1 : 1;
+    return append_points(p, s, kind, count, step, no) < 0 ? -1 : 1;
 }
-
-/* The ASCII characters scan_line's switch looks for. */
-static const unsigned char STOP[128] = {['\n'] = 1, ['\r'] = 1, [0x1b] = 1, [0x08] = 1, ['='] = 1, ['%'] = 1,
-                                        ['|'] = 1, ['G'] = 1, ['`'] = 1};
 
 /* What scan_line finds of a line: its shape, whether it holds one of the strings `_line` looks for before an HF
  * dict (``%|``, ``|Loss: ``, ``GPU available: ``, ```Trainer.fit` ``: any) */
@@ -1057,10 +1097,8 @@ static ALWAYS_INLINE Py_ssize_t scan_line(const void *data, const int kind, Py_s
         if (!Py_UNICODE_ISSPACE(c)) break;
     }
     if (j < lim) blank = 0;
-    for (; j < lim; j++) {
-        c = at(data, kind, j);
-        if (c >= 128 || !STOP[c]) continue;  /* most characters: none the switch looks for */
-        switch (c) {
+    for (; (j = to_stop(data, kind, j, lim)) < lim; j++) {
+        switch (c = at(data, kind, j)) {
         case '\n':
         case '\r':
             goto end;
@@ -1105,7 +1143,7 @@ static ALWAYS_INLINE int one_line(Pass *p, const void *data, const int kind, Py_
     Py_ssize_t m = n;  /* the cleaned line's length */
     if (dirty) {
         m = clean_into((const char *)data + start * kind, kind, n, p->buf);
-        shape = shape_of(p->buf, PyUnicode_4BYTE_KIND, m, &any);
+        shape = shape_of(p->buf, kind, m, &any);
     }
     if (shape == SHAPE_REDRAW) {  /* replaces the pending one, which nothing read */
         p->pend_start = start;
@@ -1117,8 +1155,7 @@ static ALWAYS_INLINE int one_line(Pass *p, const void *data, const int kind, Py_
     if (shape == SHAPE_BLANK && !p->maybe_block) return 0;  /* it would close a block that is not open */
     if (shape == SHAPE_OTHER && !any && n == end - start) {  /* an HF dict, whole, read here when it can be */
         const void *s = dirty ? (const void *)p->buf : (const void *)((const char *)data + start * kind);
-        const int skind = dirty ? PyUnicode_4BYTE_KIND : kind;
-        int r = m > 0 && at(s, skind, 0) == '{' ? fast_dict(p, data, kind, s, skind, m, no) : 0;
+        int r = m > 0 && at(s, kind, 0) == '{' ? fast_dict(p, data, kind, s, m, no) : 0;
         if (r != 0) return r < 0 ? -1 : 0;
     }
     PyObject *bar = NULL;  /* the pending redraw goes with this line: _line would only have made it the pending bar */
