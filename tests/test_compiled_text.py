@@ -303,7 +303,8 @@ _STDOUT_OTHER = [
     "\x1b[1m 30%|\x1b[0m=| 3/10 [00:00<00:00]", "%\x1b[A| 1/2 [00:00<00:00]", "=\x1b[A 5%|x| 1/2 [00:00<00:00]",
     # the strings `_line` looks for before a bar or a dict, inside one
     "100%|█| 2/2 [00:00<00:00]`Trainer.fit` stopped: `max_steps` reached.",
-    " 50%|█| 1/2 [00:00<00:00] GPU available: True",
+    " 50%|█| 1/2 [00:00<00:00] GPU available: True", "\x1b[1GPU available: True", "\x1b[2K 50%|█| 1/2 [00:00]\x1b[A",
+    "\x1b[A\x08 50%|█| 1/2 [00:00]\x1b[A\x1b[", "\x1b[A{'loss': '1.0', 'epoch': '0.5'}\x1b[K", "\x1b[A \x1b[A",
     "{'loss': '1.0', 'x%|y': '2', 'epoch': '0.5'}", "{'a GPU available: True': '1', 'epoch': '0.5'}",
     "{'`Trainer.fit` stopped: x': '1', 'epoch': '0.5'}", "{'loss': '1.5', 'eval_x': '1', 'epoch': '0.5'}"]
 

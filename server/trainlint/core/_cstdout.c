@@ -1079,6 +1079,8 @@ static int fast_dict(Pass *p, const void *data, const int kind, const void *s, P
  * dict (``%|``, ``|Loss: ``, ``GPU available: ``, ```Trainer.fit` ``: any) */
 typedef struct {
     int shape, any;
+    int redraw;                     /* ``%|``, no ``=``, none of the strings: the shape a redraw has */
+    Py_ssize_t first, last;         /* its first and last escape or backspace (first -1: none) */
 } Found;
 
 /* The end of the line that starts at i (the first ``\r`` or ``\n`` from i, or len), in one pass that also gives, in
@@ -1091,6 +1093,7 @@ static ALWAYS_INLINE Py_ssize_t scan_line(const void *data, const int kind, Py_s
     Py_ssize_t lim = len - i > max_line ? i + max_line : len, j = i;
     int pct = 0, eq = 0, other = 0, blank = 1, dirty = 0;
     Py_UCS4 c;
+    found->first = -1;
     for (; j < lim; j++) {  /* the blanks it starts with: a line of them only (or nothing) is blank */
         c = at(data, kind, j);
         if (c == '\n' || c == '\r') goto end;
@@ -1104,6 +1107,8 @@ static ALWAYS_INLINE Py_ssize_t scan_line(const void *data, const int kind, Py_s
             goto end;
         case 0x1b:
         case 0x08:
+            if (!dirty) found->first = j;
+            found->last = j;
             dirty = 1;
             break;
         case '=':
@@ -1128,6 +1133,7 @@ static ALWAYS_INLINE Py_ssize_t scan_line(const void *data, const int kind, Py_s
     while (j < len && (c = at(data, kind, j)) != '\n' && c != '\r') j++;
 end:
     found->any = pct || other;
+    found->redraw = pct && !eq && !other;
     if (dirty) found->shape = -1;
     else if (blank) found->shape = SHAPE_BLANK;
     else if (pct && !eq && !other) found->shape = SHAPE_REDRAW;
@@ -1135,13 +1141,52 @@ end:
     return j;
 }
 
+/* The index after the escape or backspace at k (below e) `clean` removes, or -1 when it keeps the character at k. */
+static ALWAYS_INLINE Py_ssize_t escape_end(const void *data, const int kind, Py_ssize_t k, Py_ssize_t e) {
+    Py_UCS4 c = at(data, kind, k), d = 0;
+    if (c == 0x08) return k + 1;
+    if (c != 0x1b || k + 1 >= e || at(data, kind, k + 1) != '[') return -1;
+    Py_ssize_t q = k + 2;
+    while (q < e && (((d = at(data, kind, q)) >= '0' && d <= '9') || d == ';' || d == '?')) q++;
+    return q < e && ((d >= 'A' && d <= 'Z') || (d >= 'a' && d <= 'z')) ? q + 1 : -1;
+}
+
+/* A line with escapes, text[start:e] (its first max_line characters), that is escapes and backspaces, a core
+ * without any, then escapes and backspaces (a bar's redraw ending in a cursor move up, a dict after one): `clean`
+ * gives the core, text[*cs:*ce]. The flags the pass found on the raw line are the core's, or more (the characters
+ * `clean` removes are none the checks look for but a ``G``, and an escape ending in one can only add a literal:
+ * ``\x1b[1GPU available: ``): a line taken for more than a redraw goes to `_line`, which makes it the pending bar
+ * all the same, and one holding a literal is no dict read here. 0 for any other line, which is cleaned. */
+static ALWAYS_INLINE int core_of(const void *data, const int kind, Py_ssize_t start, Py_ssize_t e, const Found *f,
+                                 Py_ssize_t *cs, Py_ssize_t *ce) {
+    Py_ssize_t k = start, q;
+    if (f->first == start) {  /* escapes first: the core after them, with none after it */
+        while (k < e && ((q = at(data, kind, k)) == 0x1b || q == 0x08))
+            if ((k = escape_end(data, kind, k, e)) < 0) return 0;
+        if (f->last >= k) return 0;
+        *cs = k, *ce = e;
+        return 1;
+    }
+    for (k = f->first; k < e; k = q)  /* the core first: escapes only after it */
+        if ((q = escape_end(data, kind, k, e)) < 0) return 0;
+    *cs = start, *ce = f->first;
+    return 1;
+}
+
 /* One line, text[start:end] (not empty), numbered no, as scan_line found it (shape -1: to be cleaned first). */
 static ALWAYS_INLINE int one_line(Pass *p, const void *data, const int kind, Py_ssize_t start, Py_ssize_t end,
                                   Py_ssize_t no, Found found) {
-    Py_ssize_t n = end - start < p->max_line ? end - start : p->max_line;
+    Py_ssize_t n = end - start < p->max_line ? end - start : p->max_line, cs, ce;
+    const int whole = n == end - start;
     int dirty = found.shape < 0, shape = found.shape, any = found.any;
     Py_ssize_t m = n;  /* the cleaned line's length */
-    if (dirty) {
+    if (dirty && core_of(data, kind, start, start + n, &found, &cs, &ce)) {  /* the core, as a clean line */
+        Py_ssize_t k = cs;
+        while (k < ce && Py_UNICODE_ISSPACE(at(data, kind, k))) k++;
+        shape = k == ce ? SHAPE_BLANK : found.redraw ? SHAPE_REDRAW : at(data, kind, cs) == '*' ? SHAPE_STAR
+                                                                                                 : SHAPE_OTHER;
+        start = cs, n = m = ce - cs, dirty = 0;
+    } else if (dirty) {
         m = clean_into((const char *)data + start * kind, kind, n, p->buf);
         shape = shape_of(p->buf, kind, m, &any);
     }
@@ -1153,7 +1198,7 @@ static ALWAYS_INLINE int one_line(Pass *p, const void *data, const int kind, Py_
         return 0;
     }
     if (shape == SHAPE_BLANK && !p->maybe_block) return 0;  /* it would close a block that is not open */
-    if (shape == SHAPE_OTHER && !any && n == end - start) {  /* an HF dict, whole, read here when it can be */
+    if (shape == SHAPE_OTHER && !any && whole) {  /* an HF dict, whole, read here when it can be */
         const void *s = dirty ? (const void *)p->buf : (const void *)((const char *)data + start * kind);
         int r = m > 0 && at(s, kind, 0) == '{' ? fast_dict(p, data, kind, s, m, no) : 0;
         if (r != 0) return r < 0 ? -1 : 0;
