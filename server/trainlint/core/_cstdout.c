@@ -63,30 +63,48 @@ static ALWAYS_INLINE int starts(const void *s, const int kind, Py_ssize_t k, Py_
 static const unsigned char STOP[128] = {['\n'] = 1, ['\r'] = 1, [0x1b] = 1, [0x08] = 1, ['='] = 1, ['%'] = 1,
                                         ['|'] = 1, ['G'] = 1, ['`'] = 1};
 
-/* The first index from j below lim of a character in STOP, or lim: SSE2 compares 16 (1-byte str) or 8 (2-byte)
- * characters at a time with each of the 9, where the compiler targets it (every x86-64); else one by one. Most
- * characters of a bar redraw are none of them. */
+/* The first index from j below lim of a character in STOP that its switch acts on, or lim (an index of one it does
+ * not act on, at worst: the switch checks). SSE2 compares 16 (1-byte str) or 8 (2-byte) characters at a time, and the
+ * characters after them, where the compiler targets it (every x86-64): a line break, ``\x1b``, a backspace and ``=``
+ * always stop it, ``%``, ``|``, ``G`` and `````` only before the second character of their literal (``%|``, ``|Loss:
+ * ``, ``GPU available: ``, ```Trainer.fit` ``), so a bar's redraw stops it once, at its ``%|``. Elsewhere, and for
+ * the last characters, one by one at each character of STOP. */
 static ALWAYS_INLINE Py_ssize_t to_stop(const void *data, const int kind, Py_ssize_t j, Py_ssize_t lim) {
 #if defined(__SSE2__)
-    static const char STOPS[] = {'\n', '\r', 0x1b, 0x08, '=', '%', '|', 'G', '`'};
+#define ANY_OF(v, E, a, b, c, d, e) \
+    _mm_or_si128(_mm_or_si128(_mm_or_si128(E(v, a), E(v, b)), _mm_or_si128(E(v, c), E(v, d))), E(v, e))
+#define PAIR(v, w, E, a, b) _mm_and_si128(E(v, a), E(w, b))
     if (kind == PyUnicode_1BYTE_KIND) {
         const Py_UCS1 *d = (const Py_UCS1 *)data;
-        for (; j + 16 <= lim; j += 16) {
-            __m128i v = _mm_loadu_si128((const __m128i *)(d + j)), m = _mm_setzero_si128();
-            for (size_t q = 0; q < sizeof(STOPS); q++) m = _mm_or_si128(m, _mm_cmpeq_epi8(v, _mm_set1_epi8(STOPS[q])));
+        for (; j + 17 <= lim; j += 16) {
+            __m128i v = _mm_loadu_si128((const __m128i *)(d + j)), w = _mm_loadu_si128((const __m128i *)(d + j + 1));
+            __m128i m = _mm_or_si128(
+                ANY_OF(v, _mm_cmpeq_epi8, _mm_set1_epi8('\n'), _mm_set1_epi8('\r'), _mm_set1_epi8(0x1b),
+                       _mm_set1_epi8(0x08), _mm_set1_epi8('=')),
+                _mm_or_si128(_mm_or_si128(PAIR(v, w, _mm_cmpeq_epi8, _mm_set1_epi8('%'), _mm_set1_epi8('|')),
+                                          PAIR(v, w, _mm_cmpeq_epi8, _mm_set1_epi8('|'), _mm_set1_epi8('L'))),
+                             _mm_or_si128(PAIR(v, w, _mm_cmpeq_epi8, _mm_set1_epi8('G'), _mm_set1_epi8('P')),
+                                          PAIR(v, w, _mm_cmpeq_epi8, _mm_set1_epi8('`'), _mm_set1_epi8('T')))));
             int mask = _mm_movemask_epi8(m);
             if (mask) return j + __builtin_ctz((unsigned)mask);
         }
     } else if (kind == PyUnicode_2BYTE_KIND) {
         const Py_UCS2 *d = (const Py_UCS2 *)data;
-        for (; j + 8 <= lim; j += 8) {
-            __m128i v = _mm_loadu_si128((const __m128i *)(d + j)), m = _mm_setzero_si128();
-            for (size_t q = 0; q < sizeof(STOPS); q++)
-                m = _mm_or_si128(m, _mm_cmpeq_epi16(v, _mm_set1_epi16(STOPS[q])));
+        for (; j + 9 <= lim; j += 8) {
+            __m128i v = _mm_loadu_si128((const __m128i *)(d + j)), w = _mm_loadu_si128((const __m128i *)(d + j + 1));
+            __m128i m = _mm_or_si128(
+                ANY_OF(v, _mm_cmpeq_epi16, _mm_set1_epi16('\n'), _mm_set1_epi16('\r'), _mm_set1_epi16(0x1b),
+                       _mm_set1_epi16(0x08), _mm_set1_epi16('=')),
+                _mm_or_si128(_mm_or_si128(PAIR(v, w, _mm_cmpeq_epi16, _mm_set1_epi16('%'), _mm_set1_epi16('|')),
+                                          PAIR(v, w, _mm_cmpeq_epi16, _mm_set1_epi16('|'), _mm_set1_epi16('L'))),
+                             _mm_or_si128(PAIR(v, w, _mm_cmpeq_epi16, _mm_set1_epi16('G'), _mm_set1_epi16('P')),
+                                          PAIR(v, w, _mm_cmpeq_epi16, _mm_set1_epi16('`'), _mm_set1_epi16('T')))));
             int mask = _mm_movemask_epi8(m);
             if (mask) return j + (__builtin_ctz((unsigned)mask) >> 1);
         }
     }
+#undef ANY_OF
+#undef PAIR
 #endif
     for (; j < lim; j++) {
         Py_UCS4 c = at(data, kind, j);
