@@ -326,7 +326,7 @@ def _stdout_text(r: random.Random) -> str:
             epoch = r.choice([f"'{ep:.4g}'", f"'{ep:.4g}'", repr(round(ep, r.choice([2, 4]))), "'nan'", "'1e+20'"])
             head, key = r.choice([("", "loss"), ("", "loss"), ("\x1b[A", "eval_loss"), ("", "eval_loss"),
                                   (" ", "loss"), ("\x1b[A", "loss"), ("", "rewards/chosen"),
-                                  ("", "a GPU available: True"), ("", "`Trainer.fit` stopped: x")])
+                                  ("", "a GPU available: True"), ("", "`Trainer.fit` stopped: x"), ("", "Loss")])
             out.append(f"{head}{{'{key}': {loss}, 'grad_norm': '{r.random():.4g}', 'learning_rate': '1e-05', "
                        f"'epoch': {epoch}}}")
         elif k < 0.75:  # the evaluation loop's nested bar, a bar restarting, a larger one (a new max_steps)

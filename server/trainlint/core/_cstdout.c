@@ -785,6 +785,17 @@ struct Out {
     Py_ssize_t n, room;
 };
 
+/* A set of an HF dict's keys (a tuple, references held), what by_keys holds for it (its series, and their arrays:
+ * five a key), and the indices of the Outs of each key's steps, values and lines (batched 0 when an array is not of
+ * the types Series makes: its points then go through append). */
+typedef struct {
+    PyObject *keys, *known;
+    Py_ssize_t *slot, slot_room;
+    int batched;
+} Known;
+
+#define OLD_KEYS 3
+
 typedef struct {
     PyObject *text, *line_at, *st, *by_keys;
     void *buf, *bar_buf;  /* a cleaned line, a cleaned redraw (of the text's kind) */
@@ -792,14 +803,12 @@ typedef struct {
     /* the pending redraw not yet handed back: its start in the text, its length (truncated), its line number */
     Py_ssize_t pend_start, pend_n, pend_no;
     int pend_dirty, maybe_block;
-    PyObject *keys, *known;  /* the last HF dict's keys and what by_keys holds for them (references held) */
-    /* the points read here, waiting for their arrays (`flush_points`): one Out an array, and the Out of each of
-     * the known arrays (steps, values, lines of each key; NULL when the known's arrays are not of the types
-     * Series makes) */
+    /* the points read here, waiting for their arrays (`flush_points`): one Out an array */
     struct Out *outs;
     Py_ssize_t n_outs, outs_room;
-    Py_ssize_t *slot, slot_room;
-    int batched;
+    /* the last HF dict's keys, what by_keys holds for them and their slots; those of the sets of keys seen before
+     * it (an evaluation dict's between train dicts) */
+    Known cur, old[OLD_KEYS];
     Span *spans;
     Py_ssize_t room;
     HF hf;
@@ -860,27 +869,26 @@ static int array_of(PyObject *arr, const char *code, Py_ssize_t size) {
     return ok;
 }
 
-/* The slots of the known's m keys (the indices of their steps, values and lines' Outs); p->batched 0 when an array
- * is not of the types Series makes (its points then go through append). */
+/* The current set of keys' slots (m keys). */
 static int known_slots(Pass *p, Py_ssize_t m) {
-    PyObject *arrays = PyTuple_GET_ITEM(p->known, 1);
-    p->batched = 0;
+    PyObject *arrays = PyTuple_GET_ITEM(p->cur.known, 1);
+    p->cur.batched = 0;
     for (Py_ssize_t j = 0; j < m; j++)
         if (!array_of(PyTuple_GET_ITEM(arrays, 5 * j), "d", 8) || !array_of(PyTuple_GET_ITEM(arrays, 5 * j + 1), "d", 8)
             || !array_of(PyTuple_GET_ITEM(arrays, 5 * j + 2), "I", 4))
             return 0;
-    if (3 * m > p->slot_room) {
-        Py_ssize_t *grown = PyMem_Realloc(p->slot, sizeof(Py_ssize_t) * (size_t)(3 * m));
+    if (3 * m > p->cur.slot_room) {
+        Py_ssize_t *grown = PyMem_Realloc(p->cur.slot, sizeof(Py_ssize_t) * (size_t)(3 * m));
         if (grown == NULL) return -1;
-        p->slot = grown;
-        p->slot_room = 3 * m;
+        p->cur.slot = grown;
+        p->cur.slot_room = 3 * m;
     }
     for (Py_ssize_t q = 0; q < 3 * m; q++) {  /* indices: out_of may move the Outs */
         struct Out *o = out_of(p, PyTuple_GET_ITEM(arrays, 5 * (q / 3) + q % 3));
         if (o == NULL) return -1;
-        p->slot[q] = o - p->outs;
+        p->cur.slot[q] = o - p->outs;
     }
-    p->batched = 1;
+    p->cur.batched = 1;
     return 0;
 }
 
@@ -898,14 +906,19 @@ static ALWAYS_INLINE int put(struct Out *o, const void *x, Py_ssize_t size) {
     return 0;
 }
 
-/* The Outs let go (their points flushed or dropped with an error). */
+/* The Outs and sets of keys let go (their points flushed or dropped with an error). */
 static void free_outs(Pass *p) {
     for (Py_ssize_t i = 0; i < p->n_outs; i++) {
         Py_DECREF(p->outs[i].arr);
         PyMem_Free(p->outs[i].buf);
     }
     PyMem_Free(p->outs);
-    PyMem_Free(p->slot);
+    for (int c = -1; c < OLD_KEYS; c++) {
+        Known *k = c < 0 ? &p->cur : &p->old[c];
+        Py_XDECREF(k->keys);
+        Py_XDECREF(k->known);
+        PyMem_Free(k->slot);
+    }
 }
 
 /* `line_at(line, no, st)` on the cleaned line text[start:start+n], the state synced first; bar (a reference it
@@ -941,20 +954,43 @@ static ALWAYS_INLINE int same_key(PyObject *key, const void *s, const int kind, 
     if (PyUnicode_GET_LENGTH(key) != b - a) return 0;
     const void *kd = PyUnicode_DATA(key);
     const int kk = PyUnicode_KIND(key);
+    if (kk == kind) return memcmp(kd, (const char *)s + a * kind, (size_t)((b - a) * kind)) == 0;
+    unsigned diff = 0;  /* no early exit: the compiler reads several at a time */
+    if (kk == PyUnicode_1BYTE_KIND && kind == PyUnicode_2BYTE_KIND) {
+        const Py_UCS1 *k1 = kd;
+        const Py_UCS2 *s2 = (const Py_UCS2 *)s + a;
+        for (Py_ssize_t q = 0; q < b - a; q++) diff |= (unsigned)(k1[q] ^ s2[q]);
+        return diff == 0;
+    }
     for (Py_ssize_t q = a; q < b; q++)
         if (PyUnicode_READ(kk, kd, q - a) != at(s, kind, q)) return 0;
     return 1;
 }
 
-/* What by_keys holds for the keys of the spans but `epoch` (m of them; the last dict's when they are its keys): 1
- * with p->known set, 0 when by_keys has none (the dict's first time: Python makes its series), -1 on an error. */
+/* The set of keys is the spans' (but `epoch`, m of them). */
+static int same_keys(PyObject *keys, const Span *spans, const void *s, const int kind, Py_ssize_t count,
+                     Py_ssize_t m) {
+    if (keys == NULL || PyTuple_GET_SIZE(keys) != m) return 0;
+    for (Py_ssize_t i = 0, j = 0; i < count; i++)
+        if (!key_is(s, kind, &spans[i], LIT("epoch"))
+            && !same_key(PyTuple_GET_ITEM(keys, j++), s, kind, spans[i].key, spans[i].key_end))
+            return 0;
+    return 1;
+}
+
+/* What by_keys holds for the keys of the spans but `epoch` (m of them; the last dict's or one of the sets before it
+ * when they are its keys): 1 with p->cur set, 0 when by_keys has none (the dict's first time: Python makes its
+ * series), -1 on an error. */
 static int known_keys(Pass *p, const void *s, const int kind, Py_ssize_t count, Py_ssize_t m) {
     const Span *spans = p->spans;
-    int same = p->keys != NULL && PyTuple_GET_SIZE(p->keys) == m;
-    for (Py_ssize_t i = 0, j = 0; same && i < count; i++)
-        if (!key_is(s, kind, &spans[i], LIT("epoch")))
-            same = same_key(PyTuple_GET_ITEM(p->keys, j++), s, kind, spans[i].key, spans[i].key_end);
-    if (same) return 1;
+    if (same_keys(p->cur.keys, spans, s, kind, count, m)) return 1;
+    for (int c = 0; c < OLD_KEYS; c++)
+        if (same_keys(p->old[c].keys, spans, s, kind, count, m)) {
+            Known t = p->cur;
+            p->cur = p->old[c];
+            p->old[c] = t;
+            return 1;
+        }
     PyObject *keys = PyTuple_New(m);
     for (Py_ssize_t i = 0, j = 0; keys != NULL && i < count; i++) {
         if (key_is(s, kind, &spans[i], LIT("epoch"))) continue;
@@ -969,8 +1005,13 @@ static int known_keys(Pass *p, const void *s, const int kind, Py_ssize_t count, 
         Py_XDECREF(keys);
         return PyErr_Occurred() ? -1 : 0;
     }
-    Py_XSETREF(p->keys, keys);
-    Py_XSETREF(p->known, Py_NewRef(known));
+    Known *last = &p->old[OLD_KEYS - 1];  /* the oldest set let go, the current one kept */
+    Py_XDECREF(last->keys);
+    Py_XDECREF(last->known);
+    PyMem_Free(last->slot);
+    memmove(&p->old[1], &p->old[0], sizeof(Known) * (OLD_KEYS - 1));
+    p->old[0] = p->cur;
+    p->cur = (Known){keys, Py_NewRef(known), NULL, 0, 0};
     return known_slots(p, m) < 0 ? -1 : 1;
 }
 
@@ -990,21 +1031,21 @@ static int bar_to_settle(Pass *p, const void *data, const int kind, long long *p
 
 /* The dict's points appended to its series' arrays (steps, values, lines; none of them has a wall time or record). */
 static int append_points(Pass *p, const void *s, const int kind, Py_ssize_t count, double step, Py_ssize_t no) {
-    if (p->batched && no >= 0 && (unsigned long long)no <= 0xFFFFFFFFULL) {  /* the bytes, flushed later */
+    if (p->cur.batched && no >= 0 && (unsigned long long)no <= 0xFFFFFFFFULL) {  /* the bytes, flushed later */
         const unsigned int line = (unsigned int)no;
         for (Py_ssize_t i = 0, j = 0; i < count; i++) {
             const Span *sp = &p->spans[i];
             if (key_is(s, kind, sp, LIT("epoch"))) continue;
             double v = double_of(s, kind, sp->v, sp->v_end);
             if (v == -1.0 && PyErr_Occurred()) return -1;
-            if (put(&p->outs[p->slot[3 * j]], &step, 8) < 0 || put(&p->outs[p->slot[3 * j + 1]], &v, 8) < 0
-                || put(&p->outs[p->slot[3 * j + 2]], &line, 4) < 0)
+            if (put(&p->outs[p->cur.slot[3 * j]], &step, 8) < 0 || put(&p->outs[p->cur.slot[3 * j + 1]], &v, 8) < 0
+                || put(&p->outs[p->cur.slot[3 * j + 2]], &line, 4) < 0)
                 return (PyErr_NoMemory(), -1);
             j++;
         }
         return 0;
     }
-    PyObject *arrays = PyTuple_GET_ITEM(p->known, 1), *put[3] = {PyFloat_FromDouble(step), NULL,
+    PyObject *arrays = PyTuple_GET_ITEM(p->cur.known, 1), *put[3] = {PyFloat_FromDouble(step), NULL,
                                                                   PyLong_FromSsize_t(no)};
     int r = put[0] == NULL || put[2] == NULL ? -1 : 0;
     for (Py_ssize_t i = 0, j = 0; r == 0 && i < count; i++) {
@@ -1048,7 +1089,7 @@ static int fast_dict(Pass *p, const void *data, const int kind, const void *s, P
         m++;
     }
     if ((r = known_keys(p, s, kind, count, m)) <= 0) return r;
-    PyObject *arrays = PyTuple_GET_ITEM(p->known, 1);
+    PyObject *arrays = PyTuple_GET_ITEM(p->cur.known, 1);
     for (Py_ssize_t j = 0; j < m; j++)
         for (int w = 3; w < 5; w++) {
             Py_ssize_t len = PyObject_Size(PyTuple_GET_ITEM(arrays, 5 * j + w));
@@ -1293,8 +1334,6 @@ static PyObject *stdout_scan(PyObject *self, PyObject *args) {
     PyMem_Free(p.buf);
     PyMem_Free(p.bar_buf);
     PyMem_Free(p.spans);
-    Py_XDECREF(p.keys);
-    Py_XDECREF(p.known);
     free_outs(&p);
     Py_XDECREF(p.hf.pending);
     if (r < 0) return NULL;
