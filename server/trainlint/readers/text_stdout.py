@@ -412,7 +412,8 @@ class TextStdoutReader(FormatReader):
         finds the closing summary, an evaluation key, the (first) epoch and the values; the points go through the
         series the dict's keys gave last time (`_series_by_keys`) and their arrays directly, in one compiled
         `hf_append` once the steps' mode is decided (169k dicts of a 100 MB HF stdout made 523k `_point` calls, then
-        1.57M array appends from Python)."""
+        1.57M array appends from Python). With the compiled pass, a plain dict of the bar's mode whose keys' series
+        exist never comes here: `stdout_scan` reads it over the state's fields (this and `_hf_lag` in C)."""
         keys, values, epoch, kind = _hf_parsed(line)
         if kind == 2:
             at = st.bar_step if st.bar_step is not None else float(st.hf_train_index)
