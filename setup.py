@@ -16,11 +16,12 @@ CORE = "server/trainlint/core/"
 # each module its own extension, built apart (either can fail alone); the float() reader and the growable
 # buffers are shared headers
 HEADERS = [f"{CORE}_cfloat.h", f"{CORE}_cpow10.h", f"{CORE}_cgrow.h"]
-MODULES = [Extension(f"trainlint.core.{name}", [f"{CORE}{name}.c"], depends=HEADERS, optional=True)
-           for name in ("_cscan", "_cjsonl", "_ctext", "_cstdout", "_clines")]
-# the judge's measurements must be the Python loops' bit for bit: no fused multiply-add where a compiler would
-# contract one (gcc's default for C, on every platform with an FMA instruction)
+# the judge's measurements and the stdout reader's HF steps (`_hf_lag`) must be the Python's bit for bit: no fused
+# multiply-add where a compiler would contract one (gcc's default for C, on every platform with an FMA instruction)
 EXACT = [] if sys.platform == "win32" else ["-ffp-contract=off"]
+MODULES = [Extension(f"trainlint.core.{name}", [f"{CORE}{name}.c"], depends=HEADERS, optional=True,
+                     extra_compile_args=EXACT if name == "_cstdout" else [])
+           for name in ("_cscan", "_cjsonl", "_ctext", "_cstdout", "_clines")]
 MODULES.append(Extension("trainlint.core._cstats", [f"{CORE}_cstats.c"], extra_compile_args=EXACT, optional=True))
 
 setup(ext_modules=[] if PURE else MODULES)

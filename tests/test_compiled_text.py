@@ -300,7 +300,13 @@ _STDOUT_OTHER = [
     "Epoch 1/3", "16/16 ━━━━ 0s 2ms/step - loss: 0.41 - val_loss: 0.52", "50% | 1/2", "a %| b", "x %|= y",
     "{'train_runtime': '12.3', 'train_loss': '1.5', 'epoch': '3'}", "{'eval_loss': '1.2', 'epoch': '1.0'}",
     "1|5|Loss: 0.6489: 10%|█         | 5/50 [00:01<00:10,  4.5it/s]", "é 50%|é| 1/2 [00:00<00:00]",
-    "\x1b[1m 30%|\x1b[0m=| 3/10 [00:00<00:00]", "%\x1b[A| 1/2 [00:00<00:00]", "=\x1b[A 5%|x| 1/2 [00:00<00:00]"]
+    "\x1b[1m 30%|\x1b[0m=| 3/10 [00:00<00:00]", "%\x1b[A| 1/2 [00:00<00:00]", "=\x1b[A 5%|x| 1/2 [00:00<00:00]",
+    # the strings `_line` looks for before a bar or a dict, inside one
+    "100%|█| 2/2 [00:00<00:00]`Trainer.fit` stopped: `max_steps` reached.",
+    " 50%|█| 1/2 [00:00<00:00] GPU available: True", "\x1b[1GPU available: True", "\x1b[2K 50%|█| 1/2 [00:00]\x1b[A",
+    "\x1b[A\x08 50%|█| 1/2 [00:00]\x1b[A\x1b[", "\x1b[A{'loss': '1.0', 'epoch': '0.5'}\x1b[K", "\x1b[A \x1b[A",
+    "{'loss': '1.0', 'x%|y': '2', 'epoch': '0.5'}", "{'a GPU available: True': '1', 'epoch': '0.5'}",
+    "{'`Trainer.fit` stopped: x': '1', 'epoch': '0.5'}", "{'loss': '1.5', 'eval_x': '1', 'epoch': '0.5'}"]
 
 
 def _stdout_text(r: random.Random) -> str:
@@ -316,8 +322,16 @@ def _stdout_text(r: random.Random) -> str:
         elif k < 0.7:
             ep = (step + r.randint(-2, 2)) / max(total / 3, 1)
             loss = r.choice(["'1.5'", "1.5", "'nan'", "0.25"])
-            out.append(f"{{'loss': {loss}, 'grad_norm': '{r.random():.4g}', 'learning_rate': '1e-05', "
-                       f"'epoch': '{ep:.4g}'}}")
+            # HF 5.x's quoted epoch or 4.x's rounded float; an evaluation dict after its bar's cursor move up
+            epoch = r.choice([f"'{ep:.4g}'", f"'{ep:.4g}'", repr(round(ep, r.choice([2, 4]))), "'nan'", "'1e+20'"])
+            head, key = r.choice([("", "loss"), ("", "loss"), ("\x1b[A", "eval_loss"), ("", "eval_loss"),
+                                  (" ", "loss"), ("\x1b[A", "loss"), ("", "rewards/chosen"),
+                                  ("", "a GPU available: True"), ("", "`Trainer.fit` stopped: x"), ("", "Loss")])
+            out.append(f"{head}{{'{key}': {loss}, 'grad_norm': '{r.random():.4g}', 'learning_rate': '1e-05', "
+                       f"'epoch': {epoch}}}")
+        elif k < 0.75:  # the evaluation loop's nested bar, a bar restarting, a larger one (a new max_steps)
+            at, of = r.choice([(r.randint(0, 16), 16), (r.randint(0, 3), total), (step, total * 2)])
+            out.append(_bar(r, at, of) if r.random() < 0.5 else f"{100 * at // of:3d}%|█| {at}/{of} [00:00<00:00]")
         else:
             out.append(r.choice(_STDOUT_OTHER))
     if r.random() < 0.05:
@@ -598,3 +612,91 @@ def test_a_series_with_a_wall_time_takes_the_dict_points_as_the_python_loop_does
         _same_reading(*logs, f"hf-healthy with a {extra}")
         grown = [k for k, n in before.items() if len(logs[0].series[k]) > n]
         assert len(grown) >= 3, grown  # dict points went to series holding the wall time or record
+
+
+def _hf_dict_lines(path: Path) -> list[tuple[int, tuple[str, ...], int]]:
+    """(line number, keys, kind) of each HF dict line of a stdout log, as the pure reader parses it."""
+    from trainlint.core.lines import split_lines
+    from trainlint.readers import text_stdout
+
+    out = []
+    for n, line in enumerate(split_lines(path.read_text("utf-8", "replace")), 1):
+        line = text_stdout.clean(line)
+        if "{'" in line and text_stdout._HF_DICT.match(line):
+            keys, _, _, kind = text_stdout._hf_parsed(line)
+            out.append((n, keys, kind))
+    return out
+
+
+def test_the_compiled_pass_reads_the_plain_hf_dicts_itself(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`stdout_scan` reads an HF dict in C once the steps' mode is the bar's: Python's `_hf_dict` reads only the two
+    train dicts before it is decided, the first dict of each new set of keys (Python makes the series) and the
+    closing ``train_runtime`` summary, on every HF and TRL stdout of the gallery (the evaluation dicts, after a cursor
+    move up, included), and both paths give the same reading. Fails when the C path declines a dict it could read
+    (67 Python calls on hf-healthy instead of 4)."""
+    if _cstdout_reason() is not None:
+        pytest.skip(_cstdout_reason())
+    import trainlint.readers.text_stdout as text_stdout
+
+    files = sorted(p for p in (FIXTURES / "live").glob("*/train.log") if p.parent.name.startswith(("hf-", "trl-")))
+    assert len(files) >= 9, files
+    for path in files:
+        dicts = _hf_dict_lines(path)
+        seen: set[tuple[str, ...]] = set()
+        want = []
+        for i, (n, keys, kind) in enumerate(dicts):
+            if i < 2 or kind == 2 or keys not in seen:
+                want.append(n)
+            seen.add(keys)
+        got: list[int] = []
+        python_hf_dict = text_stdout.TextStdoutReader._hf_dict
+
+        def hf_dict(self: object, line: str, n: int, st: object, got: list[int] = got,
+                    python_hf_dict: object = python_hf_dict) -> None:
+            got.append(n)
+            python_hf_dict(self, line, n, st)
+
+        with monkeypatch.context() as m:
+            m.setattr(text_stdout.TextStdoutReader, "_hf_dict", hf_dict)
+            a, b = _read_stdout_both(path, monkeypatch)
+        compiled_calls = got[:len(got) - len(dicts)]
+        assert got[len(compiled_calls):] == [n for n, _, _ in dicts], path  # the pure path reads every one
+        assert compiled_calls == want, (path, len(dicts))
+        _same_reading(a, b, str(path))
+
+
+def test_the_compiled_hf_lag_is_the_python_one() -> None:
+    """`hf_lag` (the C `_hf_lag` the compiled pass uses over the state's fields) gives every step and leaves every
+    state the Python `_hf_lag` does, bit for bit, over 3,000 runs of dicts as HF prints them (4.x rounded floats and
+    5.x 4-digit strings; 1 to 700 steps per epoch, bars of 5 to 2,000 steps, a bar lagging 0 to 3 steps, ahead up to
+    2, an evaluation dict, a resume, a nan or inf epoch). Fails with the last dict's epoch compared with >=."""
+    if _cstdout_reason() is not None:
+        pytest.skip(_cstdout_reason())
+    import copy
+
+    from trainlint.core import accel
+    from trainlint.core.model import LogFile
+    from trainlint.readers.text_stdout import TextStdoutReader, _State
+
+    def bits(st: _State) -> tuple:
+        return (st.hf_spe, st.hf_last, [struct.pack("<3d", *e) for e in st.hf_epochs], st.bar_total, st.bar_step)
+
+    r = random.Random(28)
+    reader = TextStdoutReader(LogFile(path="x", format="text"))
+    for k in range(3000):
+        spe, quoted = r.choice([1, 1, 2, 3, 7, 16, 32, 64, 100, 333, 700]), r.random() < 0.5
+        st = _State(bar_total=r.choice([5, 40, 300, 2000]))
+        ref = copy.deepcopy(st)
+        g = r.randint(0, 3)
+        for _ in range(r.randint(1, 40)):
+            g = g + r.randint(1, 6) if r.random() > 0.05 else max(1, g - r.randint(1, 30))  # a resume now and then
+            ep = g / spe
+            text = f"{ep:.4g}" if quoted else repr(round(ep, r.choice([2, 4, 6])))
+            text = text if r.random() > 0.02 else r.choice(["nan", "inf", "-1", "0", "x"])
+            bar = float(max(0, g + r.randint(-3, 2)))
+            is_eval = r.random() < 0.1
+            m = ("epoch", text, quoted) if r.random() > 0.02 else None
+            got = accel.CSTDOUT.hf_lag(st, m, bar, is_eval)
+            want = reader._hf_lag(ref, m, bar, is_eval)
+            assert (struct.pack("<d", got), bits(st)) == (struct.pack("<d", want), bits(ref)), (k, spe, text, bar)
+            assert st == ref, (k, spe, text, bar)

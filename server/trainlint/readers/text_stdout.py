@@ -179,11 +179,9 @@ class TextStdoutReader(FormatReader):
         closes a metrics block, as no pattern matches it and it holds no ``=``."""
         st: _State = self.state
         line_at = self._line
-        if CSTDOUT is not None:  # the same lines cleaned in C, without the redraws and blanks nothing observes
-            for n, line, bar in CSTDOUT.stdout_lines(text, first_line, MAX_MATCH_LINE):
-                if bar is not None:  # the redraw right before the line: `_line` would only make it the pending bar
-                    st.pending_bar = bar
-                line_at(line, n, st)
+        if CSTDOUT is not None:  # the same lines cleaned in C, without the redraws and blanks nothing observes,
+            # and the plain HF dicts of the bar's mode read there over the state's fields (`_hf_dict`'s C twin)
+            CSTDOUT.stdout_scan(text, first_line, MAX_MATCH_LINE, line_at, st, self.log.facts, self._series_by_keys())
             return
         lines = split_lines(text)
         if "|Loss: " in text or "`Trainer.fit` " in text or "GPU available: " in text:
@@ -446,7 +444,8 @@ class TextStdoutReader(FormatReader):
         finds the closing summary, an evaluation key, the (first) epoch and the values; the points go through the
         series the dict's keys gave last time (`_series_by_keys`) and their arrays directly, in one compiled
         `hf_append` once the steps' mode is decided (169k dicts of a 100 MB HF stdout made 523k `_point` calls, then
-        1.57M array appends from Python)."""
+        1.57M array appends from Python). With the compiled pass, a plain dict of the bar's mode whose keys' series
+        exist never comes here: `stdout_scan` reads it over the state's fields (this and `_hf_lag` in C)."""
         keys, values, epoch, kind = _hf_parsed(line)
         if kind == 2:
             at = st.bar_step if st.bar_step is not None else float(st.hf_train_index)
