@@ -388,7 +388,7 @@ class TensorBoardTail(Source):
         del steps[k:]
         # each record's byte offset in the file: the header, payload and CRC of the ones before it
         at = array("q", accumulate(map(add, map(len, payloads[:k - 1]), repeat(16)), initial=fs.offset + pos))
-        cols = (steps, _doubles(walls[:k]), array("d", _floats(values[:k])), at)
+        cols = (steps, _little("d", walls[:k]), array("d", _little("f", values[:k])), at)
         self._take(fs, run, groups, cols)
         return k
 
@@ -685,16 +685,9 @@ def _varints(varints: list[bytes]) -> array:
     return _from_lanes(y, n)
 
 
-def _doubles(parts: list[bytes]) -> array:
-    out = array("d")
-    out.frombytes(b"".join(parts))
-    if not _LITTLE:
-        out.byteswap()
-    return out
-
-
-def _floats(parts: list[bytes]) -> array:
-    out = array("f")
+def _little(code: str, parts: list[bytes]) -> array:
+    """The little-endian numbers (the record's fixed64 wall time: "d"; its float value: "f") of ``parts`` joined."""
+    out = array(code)
     out.frombytes(b"".join(parts))
     if not _LITTLE:
         out.byteswap()
