@@ -48,6 +48,7 @@ _PAIR = re.compile(
 _HF_PAIR = re.compile(r"'(?P<key>[^'\n]{1,80})': '?(?P<v>" + _NUM + r")(?P<q>'?)(?=[,}])")
 _FIRST, _SECOND = itemgetter(0), itemgetter(1)
 _drain = collections.deque(maxlen=0).extend  # runs an iterator in C, keeping nothing
+_floor, _ceil, _log10, _INF = math.floor, math.ceil, math.log10, math.inf
 _HF_DICT = re.compile(r"^\s*\{'[A-Za-z_]")
 # tqdm: "{desc}: {pct}%|{bar}| {n}/{total} [{elapsed}<{remaining}, {rate}{, postfix}]"
 _TQDM = re.compile(
@@ -563,15 +564,17 @@ class TextStdoutReader(FormatReader):
         that makes every epoch printed so far a whole step (within its printed digits) and no step behind its bar;
         the epoch then gives the step when its digits pin it to one. ``m`` is the dict's first ``epoch`` pair (key,
         value text, quoted) or None."""
-        epoch = m[1] if m is not None else None
+        if m is None or st.hf_spe < 0:
+            return step  # no epoch pins the step, or no whole number of steps per epoch fitted
+        epoch = m[1]
         try:
-            ep = float(epoch) if epoch is not None else 0.0
+            ep = float(epoch)
         except ValueError:
-            ep = 0.0
-        if not 0 < ep < math.inf or epoch is None or m is None or st.hf_spe < 0:
-            return step  # no epoch (or nan / inf, printed when the loader's length is unknown) pins the step
+            return step
+        if not 0 < ep < _INF:
+            return step  # nan / inf, printed when the loader's length is unknown
         if m[2]:  # 5.x quotes its values, formatted to 4 significant digits ('2.5' is 2.500)
-            half = 0.5 * 10.0 ** (math.floor(math.log10(ep)) - 3) + 1e-12
+            half = 0.5 * 10.0 ** (_floor(_log10(ep)) - 3) + 1e-12
         else:  # 4.x prints the float as rounded: its decimals are its precision
             half = 0.5 * 10.0 ** -(len(epoch.split(".")[1]) if "." in epoch else 0) + 1e-12
         lo, hi = ep - half, ep + half
@@ -582,22 +585,25 @@ class TextStdoutReader(FormatReader):
         spe = int(st.hf_spe)  # max(1, …) and max(…, 1) without the calls: 169k dicts made 509k of them
         if spe < 1:
             spe = 1
-        limit = (st.bar_total if st.bar_total > 1 else 1) * 4 + 64
+        bar_total = st.bar_total
+        limit = (bar_total if bar_total > 1 else 1) * 4 + 64
         # The steps per epoch found last time satisfy every epoch kept before this one (dropping the oldest only
         # removes a condition), so while the new epoch fits them too, the search below would stop at once: check
         # only the new one (169k dicts of a 100 MB HF stdout re-ran up to 16 conditions each).
-        if not (spe <= limit and (top := math.floor(hi * spe)) >= step and top >= math.ceil(lo * spe)):
-            while spe <= limit and not all(math.floor(hi * spe) >= max(math.ceil(lo * spe), bar)
+        if not (spe <= limit and (top := _floor(hi * spe)) >= step and top >= _ceil(lo * spe)):
+            while spe <= limit and not all(_floor(hi * spe) >= max(_ceil(lo * spe), bar)
                                            for lo, hi, bar in st.hf_epochs):
                 spe += 1
-        if spe > limit:
-            st.hf_spe = -1.0  # no whole number fits: the epochs are not global step / steps per epoch
-            return step
+            if spe > limit:
+                st.hf_spe = -1.0  # no whole number fits: the epochs are not global step / steps per epoch
+                return step
         st.hf_spe = float(spe)
         if 2 * half * spe < 1:
-            step = max(step, float(round(ep * spe)))
-        last = st.hf_last
+            pinned = float(round(ep * spe))
+            if pinned > step:
+                step = pinned
         if not is_eval:
+            last = st.hf_last
             if last is not None and step <= last[0] and ep > last[1]:
                 step = last[0] + 1  # the epoch's digits do not pin the step, and the bar did not move
             st.hf_last = (step, ep)
