@@ -356,6 +356,32 @@ def test_random_stdout_texts_read_identically(tmp_path: Path, monkeypatch: pytes
         _same_reading(a, b, f"text {k}: {text!r}")
 
 
+def test_dict_lines_the_pure_loop_reads_without_line_are_read_as_line_reads_them(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pure redraw loop hands a line that is an HF dict as written straight to `_hf_dict`; a dict line that also
+    holds ``%|`` and ``=`` (`_tqdm` reads it as a bar), one with an escape inside (cleaned first) and one over
+    `MAX_MATCH_LINE` (cut first, its loss beyond the cut) still go through `_line`: both paths read the same, and
+    the first and last of them give no loss."""
+    if _cstdout_reason() is not None:
+        pytest.skip(_cstdout_reason())
+    from trainlint.core.lines import MAX_MATCH_LINE
+
+    lines = []
+    for i in range(1, 9):
+        lines += [f" {i * 10}%|█| {i}/10 [00:00<00:00, 5.00it/s]", f" {i * 10}%|█| {i}/10 [00:00<00:00, 6.00it/s]"]
+        lines.append(f"{{'loss': '{i}.5', 'grad_norm': '0.{i}', 'epoch': '{i / 10:.4g}'}}")
+    lines[5] = "{'loss': '9.25', 'a=b 50%|x| 1/2 [00:00]': '2', 'epoch': '0.2'}"  # `_tqdm` reads it as a bar
+    lines[8] = "{'loss': '7.75'\x1b[K, 'grad_norm': '0.3', 'epoch': '0.3'}"
+    lines[11] = "{'grad_norm': '0.4'," + " " * MAX_MATCH_LINE + "'loss': '6.5', 'epoch': '0.4'}"  # no loss once cut
+    p = tmp_path / "train.log"
+    p.write_text("\r".join(lines) + "\n", "utf-8")
+    a, b = _read_stdout_both(p, monkeypatch)
+    _same_reading(a, b, "dict lines")
+    loss = next(s for s in b.series.values() if s.name == "loss")
+    assert list(loss.values) == [1.5, 7.75, 5.5, 6.5, 7.5, 8.5], list(loss.values)
+    assert list(loss.lines) == [3, 9, 15, 18, 21, 24], list(loss.lines)
+
+
 def test_stdout_chunks_read_identically(monkeypatch: pytest.MonkeyPatch) -> None:
     """One stdout text scanned in two chunks, cut at every line, by both paths: the pending bar and the metrics block a
     chunk ends in carry into the next."""
@@ -539,6 +565,32 @@ def test_plain_bar_is_the_regex_bar() -> None:
             assert any(c in line for c in "\t\xa0\n٣"), line
     print(f"{len(real)} gallery bar lines; {read} plain bars read of {plain}")
     assert read >= 10000, read
+
+
+def test_the_pure_plain_bar_is_the_regex_bar() -> None:
+    """The pure path's twin of `plain_bar` (`_plain_bar`: `_PLAIN_BAR` matched, its bracket holding fewer than two
+    ``, ``: the position alone, without `_tqdm`) reads a line only when `_TQDM`'s search matches it after a
+    description of spaces and `_tqdm` would read no postfix, with the same numbers; it declines what ``\\s`` and
+    ``\\d`` take beyond ASCII. The gallery's bar lines and 30,000 random bar lines and near misses; runs without the
+    compiled module too."""
+    from trainlint.readers.text_stdout import _TQDM, _plain_bar
+
+    r = random.Random(28)
+    read = plain = 0
+    for line in _bar_lines() + [_bar_line(r) for _ in range(30000)]:
+        m = _TQDM.search(line)
+        want = None
+        if (m is not None and line[:m.start()] == " " * m.start()
+                and len(m.group("inner").split(", ", 2)) < 3):
+            want = (int(m.group("n")), int(m.group("total")))
+            plain += 1
+        got = _plain_bar(line)
+        if got is not None:
+            read += 1
+            assert got == want, line
+        elif want is not None:
+            assert any(c in line for c in "\t\xa0\n٣"), line
+    assert read >= 10000, (read, plain)
 
 
 def test_hf_dict_is_the_python_reading(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -17,6 +17,7 @@ step (config dumps, printed source code) are not read as measurements.
 from __future__ import annotations
 
 import bisect
+import collections
 import contextlib
 import copy
 import math
@@ -24,7 +25,8 @@ import re
 from array import array
 from dataclasses import dataclass, field
 from functools import lru_cache
-from operator import itemgetter
+from itertools import repeat
+from operator import call, itemgetter
 
 from ..core.accel import CSTDOUT
 from ..core.lines import MAX_MATCH_LINE, split_lines
@@ -45,10 +47,16 @@ _PAIR = re.compile(
 # The closing quote is a group of its own: `findall` gives (key, value, quote) without a match object a pair.
 _HF_PAIR = re.compile(r"'(?P<key>[^'\n]{1,80})': '?(?P<v>" + _NUM + r")(?P<q>'?)(?=[,}])")
 _FIRST, _SECOND = itemgetter(0), itemgetter(1)
+_drain = collections.deque(maxlen=0).extend  # runs an iterator in C, keeping nothing
+_floor, _ceil, _log10, _INF = math.floor, math.ceil, math.log10, math.inf
 _HF_DICT = re.compile(r"^\s*\{'[A-Za-z_]")
 # tqdm: "{desc}: {pct}%|{bar}| {n}/{total} [{elapsed}<{remaining}, {rate}{, postfix}]"
 _TQDM = re.compile(
     r"(?P<pct>\d{1,3})%\|[^|]{0,200}\|\s{0,4}(?P<n>\d{1,15})/(?P<total>\d{1,15})\s{0,4}\[(?P<inner>[^\]]{0,2000})\]")
+# `_TQDM`'s match after a description of spaces only, ASCII blanks and digits (what the compiled `plain_bar` reads):
+# each piece can end in one place only, so where this matches `_TQDM`'s search matches with the same numbers.
+_PLAIN_BAR = re.compile(
+    r" *[0-9]{1,3}%\|[^|]{0,200}\| {0,4}([0-9]{1,15})/([0-9]{1,15}) {0,4}\[([^\]]{0,2000})\]")
 _TQDM_POSTFIX = re.compile(r"(?:^|, )(?P<key>[A-Za-z_][\w./-]{0,60})=(?P<v>" + _NUM + r")(?:\.0)?(?=,|$)")
 _EPOCH_DESC = re.compile(r"\bEpoch\s{0,4}(?P<ep>\d{1,15})(?:\s{0,4}/\s{0,4}(?P<tot>\d{1,15}))?", re.I)
 _EVAL_DESC = re.compile(r"valid|eval|test|predict|sanity", re.I)
@@ -205,9 +213,10 @@ class TextStdoutReader(FormatReader):
         redraw with escapes goes to `_line` as before when its cleaned text may hold such a string (a removed escape
         can join one: each holds an "L", a "G" or a backquote). 2.1M lines of a 100 MB HF stdout, 1.7M of them
         redraws, made nine `in` tests and an attribute store each, and its 270k nested redraws (ending in a cursor
-        move) a `clean` and a `_line` call each."""
+        move) a `clean` and a `_line` call each. A line that is an HF dict as written (no escape, no bar: `_line`
+        finds none of its other strings in this chunk) goes to `_hf_dict` without `_line`'s tests."""
         st: _State = self.state
-        line_at = self._line
+        line_at, settle, hf_dict = self._line, self._settle_bar, self._hf_dict
         bar = None
         for offset, line in enumerate(lines):
             if not line:
@@ -220,7 +229,12 @@ class TextStdoutReader(FormatReader):
             else:
                 if bar is not None:
                     st.pending_bar, bar = clean(bar), None
-                line_at(clean(line[:MAX_MATCH_LINE]), first_line + offset, st)
+                if (line[:2] == "{'" and "%|" not in line and len(line) <= MAX_MATCH_LINE and not (
+                        escapes and ("\x1b" in line or "\x08" in line)) and _HF_DICT.match(line)):
+                    settle(st)  # what `_line` does with an HF dict whose raw line is its clean text
+                    hf_dict(line, first_line + offset, st)
+                else:
+                    line_at(clean(line[:MAX_MATCH_LINE]), first_line + offset, st)
         if bar is not None:
             st.pending_bar = clean(bar)
 
@@ -369,7 +383,8 @@ class TextStdoutReader(FormatReader):
     def _settle_bar(self, st: _State) -> None:
         """The pending bar read, as it was the last position before the line that reads the step. The compiled
         `plain_bar` reads the common one (a blank description, no postfix: HF's bar before each dict) whose only
-        effect is the position `_bar_position` takes; any other goes through `_tqdm`'s regex."""
+        effect is the position `_bar_position` takes (`_PLAIN_BAR` without it: 169k bars of a 100 MB HF stdout made a
+        `_TQDM` search, a `_bar_desc` and a split of the bracket each); any other goes through `_tqdm`'s regex."""
         if st.pending_bar is not None:
             line, st.pending_bar = st.pending_bar, None
             if CSTDOUT is not None:
@@ -377,6 +392,9 @@ class TextStdoutReader(FormatReader):
                 if plain is not None:
                     self._bar_position(st, plain[0], plain[1])
                     return
+            elif (plain := _plain_bar(line)) is not None:
+                self._bar_position(st, plain[0], plain[1])
+                return
             self._tqdm(line, 0, st)
 
     def finish(self) -> None:
@@ -458,7 +476,8 @@ class TextStdoutReader(FormatReader):
             # The Trainer prints a closing `train_runtime` dict through the same callback when train() returns:
             # TL-RUN-INCOMPLETE sets the count of train dicts against its absence (END_OF_RUN above).
             self.log.facts["hf_train_dicts"] = st.hf_dicts
-            self._decide_hf_steps(st)
+            if st.hf_mode is None:
+                self._decide_hf_steps(st)
             if st.hf_mode != "bar" or st.hf_index_epochs:  # in bar mode it only empties the places: once is enough
                 self._hf_index_resume(st, epoch)
         if st.hf_mode != "index" and st.bar_step is not None:
@@ -469,12 +488,20 @@ class TextStdoutReader(FormatReader):
         st.step = step
         if not keys:
             return
+        pending = st.hf_pending if st.hf_mode is None and basis == "progress-bar" else None
+        if pending is None and CSTDOUT is None:
+            apps = self._hf_appends(keys, basis)
+            if not any(apps[0]):  # no series has a wall time or a record: the loop below, a `map` an array kind
+                _drain(map(call, apps[1], repeat(step)))
+                _drain(map(call, apps[2], values))
+                _drain(map(call, apps[3], repeat(n)))
+                self.log.facts["last_step"] = step
+                return
         by_keys = self._series_by_keys()
         known = by_keys.get(keys)
         if known is None:
             known = by_keys[keys] = self._hf_series(keys, basis)
         series, arrays = known
-        pending = st.hf_pending if st.hf_mode is None and basis == "progress-bar" else None
         if pending is None and CSTDOUT is not None and CSTDOUT.hf_append(arrays, values, step, n):
             self.log.facts["last_step"] = step  # the loop below in C: no series had a wall time or a record
             return
@@ -502,6 +529,26 @@ class TextStdoutReader(FormatReader):
             out.append(s)
         return tuple(out), tuple(a for s in out for a in (s.steps, s.values, s.lines, s.walls, s.records))
 
+    def _hf_appends(self, keys: tuple[str, ...], basis: str) -> tuple[tuple, ...]:
+        """For the pure loop of `_hf_dict`: the walls and records arrays of the keys' series (`_series_by_keys`, made
+        with this basis when new), and the bound `append` of their steps, values and lines arrays, kept by the keys
+        (a series keeps its arrays; `forget_series` drops both memos). 169k dicts of a 100 MB HF stdout made 1.57M
+        appends, with two attribute loads each, in bytecode."""
+        memo = self.__dict__.get("_hf_appends_memo")
+        if memo is None:
+            memo = self.__dict__["_hf_appends_memo"] = {}
+        got = memo.get(keys)
+        if got is None:
+            by_keys = self._series_by_keys()
+            known = by_keys.get(keys)
+            if known is None:
+                known = by_keys[keys] = self._hf_series(keys, basis)
+            arrays = known[1]
+            steps, values, lines = arrays[0::5], arrays[1::5], arrays[2::5]
+            got = memo[keys] = (arrays[3::5] + arrays[4::5], tuple(a.append for a in steps),
+                                tuple(a.append for a in values), tuple(a.append for a in lines))
+        return got
+
     def _series_by_keys(self) -> dict[tuple[str, ...], tuple[tuple[Series, ...], tuple[array, ...]]]:
         """The series of an HF dict's keys, by the tuple of its keys (the Trainer prints the same keys in the same
         order at each log call): `_series_memo`'s series, dropped with it by `forget_series`."""
@@ -517,15 +564,17 @@ class TextStdoutReader(FormatReader):
         that makes every epoch printed so far a whole step (within its printed digits) and no step behind its bar;
         the epoch then gives the step when its digits pin it to one. ``m`` is the dict's first ``epoch`` pair (key,
         value text, quoted) or None."""
-        epoch = m[1] if m is not None else None
+        if m is None or st.hf_spe < 0:
+            return step  # no epoch pins the step, or no whole number of steps per epoch fitted
+        epoch = m[1]
         try:
-            ep = float(epoch) if epoch is not None else 0.0
+            ep = float(epoch)
         except ValueError:
-            ep = 0.0
-        if not 0 < ep < math.inf or epoch is None or m is None or st.hf_spe < 0:
-            return step  # no epoch (or nan / inf, printed when the loader's length is unknown) pins the step
+            return step
+        if not 0 < ep < _INF:
+            return step  # nan / inf, printed when the loader's length is unknown
         if m[2]:  # 5.x quotes its values, formatted to 4 significant digits ('2.5' is 2.500)
-            half = 0.5 * 10.0 ** (math.floor(math.log10(ep)) - 3) + 1e-12
+            half = 0.5 * 10.0 ** (_floor(_log10(ep)) - 3) + 1e-12
         else:  # 4.x prints the float as rounded: its decimals are its precision
             half = 0.5 * 10.0 ** -(len(epoch.split(".")[1]) if "." in epoch else 0) + 1e-12
         lo, hi = ep - half, ep + half
@@ -536,22 +585,25 @@ class TextStdoutReader(FormatReader):
         spe = int(st.hf_spe)  # max(1, …) and max(…, 1) without the calls: 169k dicts made 509k of them
         if spe < 1:
             spe = 1
-        limit = (st.bar_total if st.bar_total > 1 else 1) * 4 + 64
+        bar_total = st.bar_total
+        limit = (bar_total if bar_total > 1 else 1) * 4 + 64
         # The steps per epoch found last time satisfy every epoch kept before this one (dropping the oldest only
         # removes a condition), so while the new epoch fits them too, the search below would stop at once: check
         # only the new one (169k dicts of a 100 MB HF stdout re-ran up to 16 conditions each).
-        if not (spe <= limit and (top := math.floor(hi * spe)) >= step and top >= math.ceil(lo * spe)):
-            while spe <= limit and not all(math.floor(hi * spe) >= max(math.ceil(lo * spe), bar)
+        if not (spe <= limit and (top := _floor(hi * spe)) >= step and top >= _ceil(lo * spe)):
+            while spe <= limit and not all(_floor(hi * spe) >= max(_ceil(lo * spe), bar)
                                            for lo, hi, bar in st.hf_epochs):
                 spe += 1
-        if spe > limit:
-            st.hf_spe = -1.0  # no whole number fits: the epochs are not global step / steps per epoch
-            return step
+            if spe > limit:
+                st.hf_spe = -1.0  # no whole number fits: the epochs are not global step / steps per epoch
+                return step
         st.hf_spe = float(spe)
         if 2 * half * spe < 1:
-            step = max(step, float(round(ep * spe)))
-        last = st.hf_last
+            pinned = float(round(ep * spe))
+            if pinned > step:
+                step = pinned
         if not is_eval:
+            last = st.hf_last
             if last is not None and step <= last[0] and ep > last[1]:
                 step = last[0] + 1  # the epoch's digits do not pin the step, and the bar did not move
             st.hf_last = (step, ep)
@@ -677,6 +729,16 @@ class TextStdoutReader(FormatReader):
         super().forget_series()
         self.__dict__.pop("_memo_by_key", None)
         self.__dict__.pop("_series_by_keys_memo", None)
+        self.__dict__.pop("_hf_appends_memo", None)
+
+
+def _plain_bar(line: str) -> tuple[int, int] | None:
+    """The compiled `plain_bar`'s twin: (n, total) of a bar `_TQDM` reads after a description of spaces, its bracket
+    holding fewer than two ``, `` (`_tqdm` then reads no postfix: the position is all it takes), else None."""
+    m = _PLAIN_BAR.match(line)
+    if m is None or m.group(3).count(", ") > 1:
+        return None
+    return int(m.group(1)), int(m.group(2))
 
 
 def _hf_parsed(line: str) -> tuple[tuple[str, ...], tuple[float, ...], tuple[str, str, bool] | None, int]:
@@ -691,6 +753,15 @@ def _hf_parsed(line: str) -> tuple[tuple[str, ...], tuple[float, ...], tuple[str
     pairs = _HF_PAIR.findall(line)  # (key, value text, closing quote): the common dict without a match object a pair
     if pairs:
         keys = tuple(map(_FIRST, pairs))
+        shape = _HF_SHAPES.get(keys)
+        if shape is None:
+            shape = _hf_shape(keys)
+        if shape[0] is not None:  # `epoch` last and once, no `train_runtime`: the shape of nearly every dict
+            last = pairs.pop()
+            try:  # else one at a time below, leaving out what neither reads
+                return shape[0], tuple(map(float, map(_SECOND, pairs))), (last[0], last[1], last[2] == "'"), shape[1]
+            except ValueError:
+                return _hf_parsed_pairs(line)
         if "train_runtime" in keys:
             return (), (), None, 2
         epoch: tuple[str, str, bool] | None = None
@@ -707,6 +778,21 @@ def _hf_parsed(line: str) -> tuple[tuple[str, ...], tuple[float, ...], tuple[str
             kind = 1 if "'eval_" in line and any(k.startswith("eval_") for k in keys) else 0
             return keys, tuple(map(float, map(_SECOND, pairs))), epoch, kind
     return _hf_parsed_pairs(line)
+
+
+_HF_SHAPES: dict[tuple[str, ...], tuple[tuple[str, ...] | None, int]] = {}
+
+
+def _hf_shape(keys: tuple[str, ...]) -> tuple[tuple[str, ...] | None, int]:
+    """What `_hf_parsed` reads from the keys of a dict's `_HF_PAIR` pairs alone, kept by the keys (HF prints the same
+    keys at each log call): the keys but ``epoch`` when ``epoch`` is the last key and the only one, no key is
+    ``train_runtime`` (else None: the general reading), and the kind an ``eval_`` key makes (the line then holds
+    ``'eval_``, as a key follows a quote)."""
+    if len(_HF_SHAPES) >= 4096:  # random or damaged dicts: their sets of keys are not kept without bound
+        _HF_SHAPES.clear()
+    plain = keys[-1] == "epoch" and keys.count("epoch") == 1 and "train_runtime" not in keys
+    shape = _HF_SHAPES[keys] = (keys[:-1] if plain else None, 1 if any(k.startswith("eval_") for k in keys) else 0)
+    return shape
 
 
 def _hf_parsed_pairs(line: str) -> tuple[tuple[str, ...], tuple[float, ...], tuple[str, str, bool] | None, int]:
