@@ -490,13 +490,13 @@ def test_a_run_cut_short_again_and_again_matches_each_record_a_few_times(tmp_pat
                     return m
             return Scanner()
 
-    plain = tfevents._PLAIN
-    monkeypatch.setattr(tfevents, "_PLAIN", Counting())
+    plain = tfevents._plain_re()
+    monkeypatch.setattr(tfevents, "_plain_re", Counting)
     a, b = _read_both(p, "tfevents", "trainlint.readers.tfevents", monkeypatch)
     _same_reading(a, b, "12,000 records, 6,000 duplicates")
     assert sum(map(len, b.series.values())) == 12000
     print(f"tfevents: {matched[0]} records matched for 12,000")
-    assert matched[0] <= 1.5 * 12000, matched[0]  # 17,185: 8,192 by the first run (cut at its 2nd), then 4 in 9
+    assert 0 < matched[0] <= 1.5 * 12000, matched[0]  # 17,185: 8,192 by the first run (cut at its 2nd), then 4 in 9
 
 
 def test_the_lanes_are_the_values_one_at_a_time() -> None:

@@ -19,6 +19,7 @@ import sys
 from array import array
 from bisect import bisect_left
 from dataclasses import dataclass, field
+from functools import lru_cache
 from itertools import accumulate, compress, islice, repeat
 from operator import add, itemgetter, le, lt, methodcaller
 from typing import TYPE_CHECKING
@@ -87,12 +88,18 @@ def _crc_value():  # type: ignore[no-untyped-def]
 # (field 2, a varint of at most 8 bytes: 0 to 2^56 - 1) and a summary (field 5) of one Summary.Value holding a tag
 # (field 1) and a simple_value (field 2, fixed32), then the data CRC. Each alternative of the summary spells one tag
 # length, so the lengths the summary, the value and the tag declare are the bytes that follow: a match is that
-# Event, field for field. Groups: header, payload, wall time, step varint, summary head (through the value's key),
-# value, data CRC. The header's length and CRCs are checked after the match.
-_PLAIN = re.compile(
-    rb"(?s)([\x00-\xff]\x00{7}.{4})(\x09(.{8})\x10([\x80-\xff]{0,7}[\x00-\x7f])(\x2a(?:"
-    + b"|".join(re.escape(bytes([n + 9, 10, n + 7, 10, n])) + b".{%d}" % n for n in range(119))
-    + rb")\x15)(.{4}))(.{4})")
+# Event, field for field (`_plain_re`). Groups: header, payload, wall time, step varint, summary head (through the
+# value's key), value, data CRC. The header's length and CRCs are checked after the match.
+@lru_cache(maxsize=1)
+def _plain_re() -> re.Pattern[bytes]:
+    """`_PLAIN`, compiled when a pure-Python read first needs it: its 119 alternatives took about 3 ms of every
+    `trainlint check`'s start when compiled at import."""
+    return re.compile(
+        rb"(?s)([\x00-\xff]\x00{7}.{4})(\x09(.{8})\x10([\x80-\xff]{0,7}[\x00-\x7f])(\x2a(?:"
+        + b"|".join(re.escape(bytes([n + 9, 10, n + 7, 10, n])) + b".{%d}" % n for n in range(119))
+        + rb")\x15)(.{4}))(.{4})")
+
+
 _GROUPS = re.Match.groups
 _LITTLE = sys.byteorder == "little"
 
@@ -285,12 +292,13 @@ class TensorBoardTail(Source):
     def _decode(self, buf: bytes, fs: _FileState) -> int:
         pos = 0
         n = len(buf)
+        plain = CSCAN is None and _crc_c() is not None  # the pure path's runs of plain records need the C CRC
         while pos + 12 <= n:
             if CSCAN is not None:  # framing, CRCs and plain scalar events in C, up to a record it cannot frame
                 pos, framed = self._records(buf, pos, fs)
                 if framed:
                     continue
-            elif fs.placed and fs.record >= fs.plain_from and _CRC_VALUE is not None:  # plain records in runs
+            elif plain and fs.placed and fs.record >= fs.plain_from:  # plain records in runs
                 end = self._plain(buf, pos, fs)
                 if end > pos:
                     pos = end
@@ -352,7 +360,7 @@ class TensorBoardTail(Source):
 
     def _plain(self, buf: bytes, pos: int, fs: _FileState) -> int:
         """The pure-Python reader's fast path, what the compiled scanner does for the plain scalar events: the run of
-        plain records (``_PLAIN``) from ``pos`` matched by one regular expression in C, then checked and decoded a
+        plain records (``_plain_re``) from ``pos`` matched by one regular expression in C, then checked and decoded a
         column at a time (headers and tags once per distinct one, the data CRCs by google_crc32c and masked side by
         side in one integer, the steps' varints the same way). The run stops before the first record that fails a
         check, and before the first event _summary would not only append (a step out of order, a step not past its
@@ -361,7 +369,7 @@ class TensorBoardTail(Source):
         # the pending buffers are flushed where _decode flushes them; a run cut short (a duplicate step, a bad CRC)
         # matched records it did not take: the next runs match a few, then twice as many each time they take all
         limit = min(8192 - (fs.record & 8191), self._run_limit)
-        ms = list(islice(iter(_PLAIN.scanner(buf, pos).match, None), limit))
+        ms = list(islice(iter(_plain_re().scanner(buf, pos).match, None), limit))
         k = self._plain_run(pos, fs, ms) if ms else 0
         self._run_limit = min(8192, self._run_limit * 2) if ms and k == len(ms) else 4
         if not k:  # a record the run cannot take: the next 8 are read one at a time before it tries again
@@ -606,7 +614,16 @@ def _name(fs: _FileState) -> str:
     return os.path.basename(fs.path)
 
 
-_CRC_VALUE = _crc_value()
+_CRC_VALUE: Any = False  # google_crc32c.value, None without it, False until first asked (`_crc_c`)
+
+
+def _crc_c():  # type: ignore[no-untyped-def]
+    """`_crc_value`, looked up when a pure-Python read first needs it: importing google_crc32c costs 1.7 ms, which
+    every `trainlint check` paid when this module was imported (a trainer_state.json's check: 90 -> 97 ms)."""
+    global _CRC_VALUE
+    if _CRC_VALUE is False:
+        _CRC_VALUE = _crc_value()
+    return _CRC_VALUE
 
 
 def _framed(hdrs: list[bytes], payloads: list[bytes], crcs: list[bytes], lengths: dict[bytes, int]) -> int:
@@ -625,7 +642,7 @@ def _framed(hdrs: list[bytes], payloads: list[bytes], crcs: list[bytes], lengths
         k = next(i for i, (a, b) in enumerate(zip(declared, lens, strict=True)) if a != b)
     if not k:
         return 0
-    got = _masked_all(list(map(_CRC_VALUE, payloads[:k])))  # type: ignore[arg-type]
+    got = _masked_all(list(map(_crc_c(), payloads[:k])))
     stored = array("I")
     stored.frombytes(b"".join(crcs[:k]))
     if not _LITTLE:
@@ -703,7 +720,8 @@ def _picked(col: Sequence[Any], idx: list[int]) -> tuple[Any, ...]:
     return itemgetter(*idx)(col) if len(idx) > 1 else (col[idx[0]],)
 
 
-_SELECT = [bytes(i == j for i in range(256)) for j in range(256)]  # bytes.translate: 1 at one tag's index
+# bytes.translate: 1 at one tag's index (made by concatenation: a generator a byte took 3 ms of every start)
+_SELECT = [bytes(j) + b"\x01" + bytes(255 - j) for j in range(256)]
 
 
 def _plain_groups(tags: list[str], steps: array, fs: _FileState, run: _RunState
