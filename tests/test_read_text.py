@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from conftest import LOGS, corpus, series
+from conftest import LOGS, corpus, hf_lag_runs, series
 from trainlint.core.model import EventKind, Role
 from trainlint.readers import detect, read
 
@@ -147,28 +147,18 @@ def test_hf_lag_is_the_search_it_was():
     steps, a bar lagging 0 to 3 steps, ahead up to 2, an evaluation dict, a resume). Fails with the bar's step left
     out of the quick check, the smallest steps per epoch taken as 2, or a lower search limit."""
     import copy
-    import random
 
     from trainlint.core.model import LogFile
     from trainlint.readers.text_stdout import TextStdoutReader, _State
 
-    r = random.Random(28)
     reader = TextStdoutReader(LogFile(path="x", format="text"))
-    for k in range(3000):
-        spe, quoted = r.choice([1, 1, 2, 3, 7, 16, 32, 64, 100, 333, 700]), r.random() < 0.5
-        st = _State(bar_total=r.choice([5, 40, 300, 2000]))
+    for k, bar_total, calls in hf_lag_runs(odd=False):
+        st = _State(bar_total=bar_total)
         ref = copy.deepcopy(st)
-        g = r.randint(0, 3)
-        for _ in range(r.randint(1, 40)):
-            g = g + r.randint(1, 6) if r.random() > 0.05 else max(1, g - r.randint(1, 30))  # a resume now and then
-            ep = g / spe
-            text = f"{ep:.4g}" if quoted else repr(round(ep, r.choice([2, 4, 6])))
-            bar = float(max(0, g + r.randint(-3, 2)))
-            is_eval = r.random() < 0.1
-            m = ("epoch", text, quoted)
+        for m, bar, is_eval in calls:
             got = reader._hf_lag(st, m, bar, is_eval)
             want = _full_search_hf_lag(None, ref, m, bar, is_eval)
-            assert (got, st) == (want, ref), (k, spe, text, bar)
+            assert (got, st) == (want, ref), (k, m, bar)
 
 
 def test_an_hf_dict_with_an_epoch_that_is_not_finite_keeps_the_bars_step(tmp_path):

@@ -335,14 +335,11 @@ class CsvReader(FormatReader):
     def _odd_cell(self, raw: str, name: str, line: int) -> float | None:
         """A cell float() refused: padded or quoted numbers are read; blank ones are absent values; anything
         else is reported once per column and ignored (None)."""
-        cell = raw.strip()
-        if not cell:
+        got = _refused(raw)
+        if isinstance(got, str):
+            self._not_a_number(name, got, line)
             return None
-        try:
-            return parse_number(cell)
-        except ValueError:
-            self._not_a_number(name, cell, line)
-            return None
+        return got
 
     def _not_a_number(self, name: str, cell: str, line: int) -> None:
         """A cell that is no number, reported once per column name."""
@@ -473,16 +470,27 @@ def _odd_column(cells: list[str]) -> tuple[array, list[str], tuple[int, str] | N
         try:
             values.append(float(raw))
         except ValueError:
-            cell = raw.strip()
-            if not cell:
+            got = _refused(raw)
+            if got is None:
                 continue
-            try:
-                values.append(parse_number(cell))  # padded or quoted
-            except ValueError:
-                first = first or (i, cell)
+            if isinstance(got, str):
+                first = first or (i, got)
                 continue
+            values.append(got)
         kept[i] = raw
     return values, kept, first
+
+
+def _refused(raw: str) -> float | str | None:
+    """A cell float() refused, as _rows and the column read both take it: a padded or quoted number's value, None
+    for a blank cell (an absent value), else the stripped text of a cell that is no number."""
+    cell = raw.strip()
+    if not cell:
+        return None
+    try:
+        return parse_number(cell)
+    except ValueError:
+        return cell
 
 
 def _wall(cell: str) -> float:

@@ -753,30 +753,22 @@ def _hf_parsed(line: str) -> tuple[tuple[str, ...], tuple[float, ...], tuple[str
     pairs = _HF_PAIR.findall(line)  # (key, value text, closing quote): the common dict without a match object a pair
     if pairs:
         keys = tuple(map(_FIRST, pairs))
-        shape = _HF_SHAPES.get(keys)
-        if shape is None:
-            shape = _hf_shape(keys)
-        if shape[0] is not None:  # `epoch` last and once, no `train_runtime`: the shape of nearly every dict
-            last = pairs.pop()
-            try:  # else one at a time below, leaving out what neither reads
-                return shape[0], tuple(map(float, map(_SECOND, pairs))), (last[0], last[1], last[2] == "'"), shape[1]
-            except ValueError:
-                return _hf_parsed_pairs(line)
+        shape = _HF_SHAPES.get(keys) or _hf_shape(keys)
         if "train_runtime" in keys:
             return (), (), None, 2
         epoch: tuple[str, str, bool] | None = None
-        if "epoch" in keys:
+        if shape[0] is not None:  # `epoch` last and once: the shape of nearly every dict
+            last = pairs.pop()
+            epoch, keys = (last[0], last[1], last[2] == "'"), shape[0]
+        elif "epoch" in keys:
             first = pairs[keys.index("epoch")]
             epoch = (first[0], first[1], first[2] == "'")
-            if keys[-1] == "epoch" and keys.count("epoch") == 1:
-                del pairs[-1]  # where HF prints it
-                keys = keys[:-1]
-            else:
-                pairs = [p for p in pairs if p[0] != "epoch"]
-                keys = tuple(map(_FIRST, pairs))
-        with contextlib.suppress(ValueError):  # else one at a time below, leaving out what neither reads
-            kind = 1 if "'eval_" in line and any(k.startswith("eval_") for k in keys) else 0
-            return keys, tuple(map(float, map(_SECOND, pairs))), epoch, kind
+            pairs = [p for p in pairs if p[0] != "epoch"]
+            keys = tuple(map(_FIRST, pairs))
+        try:  # else one at a time below, leaving out what neither reads
+            return keys, tuple(map(float, map(_SECOND, pairs))), epoch, shape[1]
+        except ValueError:
+            pass
     return _hf_parsed_pairs(line)
 
 
