@@ -204,3 +204,15 @@ def test_split_lines_breaks_where_the_lsp_does(text: str) -> None:
     if parts and parts[-1] == "":
         parts.pop()
     assert split_lines(text) == parts
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.text(alphabet="ab\r\n \x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029\u2581", max_size=40))
+def test_split_lines_keeps_the_breaks_editors_do_not_make(text: str) -> None:
+    """A form feed, a vertical tab, \\x1c-\\x1e, NEL and the Unicode line and paragraph separators stay inside
+    their line (str.splitlines breaks at each, editors at none), on both of split_lines' ways: str.splitlines where
+    the chunk holds none of them, the replaces and str.split where it does."""
+    parts = re.split(r"\r\n|\r|\n", text)
+    if parts and parts[-1] == "":
+        parts.pop()
+    assert split_lines(text) == parts
