@@ -692,6 +692,7 @@ def test_the_compiled_pass_reads_the_plain_hf_dicts_itself(monkeypatch: pytest.M
 
     files = sorted(p for p in (FIXTURES / "live").glob("*/train.log") if p.parent.name.startswith(("hf-", "trl-")))
     assert len(files) >= 9, files
+    read_together = 0
     for path in files:
         dicts = _hf_dict_lines(path)
         seen: set[tuple[str, ...]] = set()
@@ -700,21 +701,33 @@ def test_the_compiled_pass_reads_the_plain_hf_dicts_itself(monkeypatch: pytest.M
             if i < 2 or kind == 2 or keys not in seen:
                 want.append(n)
             seen.add(keys)
-        got: list[int] = []
-        python_hf_dict = text_stdout.TextStdoutReader._hf_dict
+        compiled_calls: list[int] = []
+        pure_calls: list[int] = []
+        batched: list[int] = []
+        python_hf_dict, python_hf_batch = text_stdout.TextStdoutReader._hf_dict, text_stdout.TextStdoutReader._hf_batch
 
-        def hf_dict(self: object, line: str, n: int, st: object, got: list[int] = got,
-                    python_hf_dict: object = python_hf_dict) -> None:
-            got.append(n)
+        def hf_dict(self: object, line: str, n: int, st: object, python_hf_dict: object = python_hf_dict,
+                    compiled_calls: list[int] = compiled_calls, pure_calls: list[int] = pure_calls) -> None:
+            (pure_calls if text_stdout.CSTDOUT is None else compiled_calls).append(n)
             python_hf_dict(self, line, n, st)
+
+        def hf_batch(self: object, batch: list, st: object, python_hf_batch: object = python_hf_batch,
+                     pure_calls: list[int] = pure_calls, batched: list[int] = batched) -> None:
+            before = len(pure_calls)
+            python_hf_batch(self, batch, st)
+            if len(pure_calls) == before:  # read together, no `_hf_dict` call each
+                pure_calls.extend(n for _, _, n in batch)
+                batched.append(len(batch))
 
         with monkeypatch.context() as m:
             m.setattr(text_stdout.TextStdoutReader, "_hf_dict", hf_dict)
+            m.setattr(text_stdout.TextStdoutReader, "_hf_batch", hf_batch)
             a, b = _read_stdout_both(path, monkeypatch)
-        compiled_calls = got[:len(got) - len(dicts)]
-        assert got[len(compiled_calls):] == [n for n, _, _ in dicts], path  # the pure path reads every one
+        assert sorted(pure_calls) == [n for n, _, _ in dicts], path  # the pure path reads every one, once
         assert compiled_calls == want, (path, len(dicts))
         _same_reading(a, b, str(path))
+        read_together += sum(batched)
+    assert read_together > 100  # the pure path's batches were taken, not only declined
 
 
 def test_the_compiled_hf_lag_is_the_python_one() -> None:
@@ -742,3 +755,87 @@ def test_the_compiled_hf_lag_is_the_python_one() -> None:
             want = reader._hf_lag(ref, m, bar, is_eval)
             assert (struct.pack("<d", got), bits(st)) == (struct.pack("<d", want), bits(ref)), (k, m, bar)
             assert st == ref, (k, m, bar)
+
+
+def _plain_hf_text(r: random.Random) -> str:
+    """A stdout whose chunk `_scan_redraws` reads as plain (no "=", no long line, escapes without L, G or a
+    backquote): bars without a postfix, tqdm's blank, train dicts of one set of keys and their near misses (keys
+    reordered, one more, one repeated, an `epoch` elsewhere, values float() refuses or reads as nan / inf, the
+    closing summary, evaluation dicts plain or after a cursor move) and lines `_line` reads between them."""
+    out, step, total = [], 0, r.choice([40, 300])
+    keys = r.choice([("loss", "grad_norm", "learning_rate"), ("loss",), (), ("rewards/chosen", "loss")])
+    for _ in range(r.randint(1, 120)):
+        k = r.random()
+        if k < 0.45:
+            step += r.choice([0, 1, 2, 2, 3, -3]) if step > 3 else 2
+            out.append(f"{100 * step // total:3d}%|\u258c    | {step}/{total} [00:0{step % 10}<00:00, "
+                       f"{r.random() * 1e3:.2f}it/s]" + r.choice(["", "", "\x1b[A"]))
+        elif k < 0.5:
+            out.append(" " * r.choice([0, 30, 50]))
+        elif k < 0.85:
+            if r.random() < 0.8:  # HF's bar moves before most dicts
+                step += r.randint(1, 3)
+                out.append(f"{100 * step // total:3d}%|\u258c    | {step}/{total} [00:00<00:00, 9.1it/s]")
+            ep = (step + r.randint(-1, 1)) / (total / 3)
+            epoch = r.choice([f"'{ep:.4g}'", f"'{ep:.4g}'", repr(round(ep, 2)), "'nan'"])
+            pairs = [(key, r.choice([f"'{r.random():.4g}'", f"{r.random():.4g}", "'nan'", "'-inf'", "'1e-05'"]))
+                     for key in keys]
+            how = r.random() if r.random() < 0.25 else 1.0  # a near miss in one dict of about 25
+            if how < 0.04:
+                pairs.reverse()
+            elif how < 0.07:
+                pairs.append(("extra", "'2'"))
+            elif how < 0.10 and pairs:
+                pairs.append((pairs[0][0], "'3.5'"))  # a key again after `epoch` below
+            elif how < 0.12:
+                pairs.insert(0, ("epoch", epoch))
+            elif how < 0.14 and pairs:
+                pairs[-1] = (pairs[-1][0], "'1.2.3'")  # float() refuses, parse_number reads
+            elif how < 0.16:
+                pairs = [("eval_loss", "'1.5'")]
+            elif how < 0.17:
+                pairs = [("train_runtime", "'12.5'"), ("train_loss", "'1.1'")]
+            body = ", ".join(f"'{key}': {v}" for key, v in pairs)
+            tail = "" if how < 0.10 and how >= 0.07 else f", 'epoch': {epoch}"
+            head = "\x1b[A" if how >= 0.16 and how < 0.165 else ""
+            out.append(f"{head}{{{body}{tail}}}".replace("{, ", "{"))
+        elif k < 0.9:
+            out.append(r.choice(["step 12: loss 1.5", "Traceback (most recent call last):", "some warning",
+                                 "***** train metrics *****", "  train_loss : 2.13", "Saving model checkpoint"]))
+    return "".join(line + r.choice(["\n", "\r", "\r", "\r\n"]) for line in out)
+
+
+def test_hf_dicts_read_together_as_one_at_a_time(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pure path's batches of HF dicts (`_hf_batch`, `_hf_columns`) give the reading `_hf_dict` gives one dict
+    at a time, and the compiled path's, over 1,500 plain stdouts of dicts and their near misses; a batch was read
+    together (not only declined) in most of them."""
+    import trainlint.readers.text_stdout as text_stdout
+    from trainlint.readers import read
+
+    def one_at_a_time(self: object, batch: list, st: object) -> None:
+        for bar, line, n in batch:
+            if bar is not None:
+                st.pending_bar = text_stdout.clean(bar)  # type: ignore[attr-defined]
+            self._settle_bar(st)  # type: ignore[attr-defined]
+            self._hf_dict(line, n, st)  # type: ignore[attr-defined]
+
+    r = random.Random(2812)
+    p = tmp_path / "train.log"
+    taken = 0
+    batch_columns = text_stdout._hf_columns
+    for k in range(1500):
+        text = _plain_hf_text(r)
+        p.write_bytes(text.encode("utf-8"))
+        with monkeypatch.context() as m:
+            m.setattr(text_stdout, "CSTDOUT", None)
+            took: list[bool] = []
+            m.setattr(text_stdout, "_hf_columns", lambda lines, took=took: (
+                None if (got := batch_columns(lines)) is None else took.append(True) or got))
+            together = read(str(p), "text")
+            taken += bool(took)
+            m.setattr(text_stdout.TextStdoutReader, "_hf_batch", one_at_a_time)
+            alone = read(str(p), "text")
+        _same_reading(together, alone, f"text {k}: {text!r}")
+        if _cstdout_reason() is None:
+            _same_reading(read(str(p), "text"), alone, f"compiled, text {k}: {text!r}")
+    assert taken > 750, taken  # 867
