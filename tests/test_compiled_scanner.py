@@ -880,3 +880,117 @@ def test_a_growing_jsonl_log_cut_mid_line_is_read_identically(tmp_path: Path,
         cuts = sorted({0, len(data)} | {len(data) * k // 9 + 7 * k for k in range(1, 9)})
         compared += _grow_both(src, data, cuts, tmp_path, module, monkeypatch, "jsonl", "CJSONL")
     print(f"jsonl: {compared} pieces of {len(JSONL_FILES)} growing files compared")
+
+
+# Lines the pure path's piece reading (JsonlReader._scan_flat) must read as json.loads reads each one, or leave to the
+# split: a structure or a string carried into the next line, two objects on one line (the three, beside plain lines,
+# decode to as many objects as lines; so do the last two, each line with one "{"), braces in strings, blank lines,
+# whitespace around a line, carriage returns, what is not JSON whitespace after an object, an array, a comma left
+# over, a boolean, NaN, non-ASCII text.
+_EDGE_LINES = [
+    '{{"step": {i}, "loss": {v}}}', '{{"step": {i}, "loss": {v}, "lr": 0.1}}', '{{"step": {i}, "loss": {v}}}',
+    '{{"step": {i}, "a": [{{"b": 1}}\n{{"c": 2}}], "loss": {v}}}', '{{"step": {i}, "loss": {v}}}, {{"step": 0}}',
+    '{{"step": {i}, "loss": "x}}\n{{y", "loss": {v}}}', '{{"step": {i}, "loss": {v}, "note": "}}"}}',
+    '{{"step": {i}, "note": "{{", "loss": {v}}}', '{{"step": {i}, "note": "}}{{", "loss": {v}}}', "", "   ",
+    '  {{"step": {i}, "loss": {v}}}\t ', '{{"step": {i}, "loss": {v}}}\r', '{{"step": {i},\r "loss": {v}}}',
+    '{{"step": {i}, "loss": {v}}}\x0c', '{{"step": {i}, "loss": {v}}} x', '{{"step": {i}, "loss": {v}}},',
+    '[{{"step": {i}, "loss": {v}}}]', '{{"step": {i}, "loss": true}}', '{{"step": {i}, "loss": NaN}}', "{{}}",
+    '{{"step": {i}, "loss": {v}, "n": "\u00e9t\u00e9"}}', '{{"step": {i}, "loss": null}}', "7", '"{{}}"',
+    '{{"step": {i}, "loss": {v}', '"step": {i}, "loss": {v}}}', '{{"step": {i}, "loss": [{v}]}}',
+    '{{"step": {i}, "a": [1\n2], "loss": {v}}}, {{"step": 0}}', '{{"step": {i}, "s": "x\ny", "loss": {v}}}, {{}}',
+]
+
+
+# Texts whose lines each begin with "{" and end with "}" (or whose lines each hold one "{") and decode, the line breaks
+# made commas, to as many objects as lines: not one object a line.
+_MISREAD = ['{"step": 0, "a": [{"b": 1}\n{"c": 2}]}\n{"step": 3, "loss": 3.0}, {"step": 4, "loss": 4.0}\n',
+            '{"step": 0, "s": "x}\n{y"}\n{"step": 3, "loss": 3.0}, {"step": 4, "loss": 4.0}\n',
+            '{"step": 0, "a": [1\n2], "b": 1}, {"step": 1}\n{"step": 2, "loss": 2.0}',
+            '{"step": 0, "loss": 1.0}\n{"step": 1, "a": [1\n2]}\n{"x": 1}, {"step": 2}\n{"step": 5}\n']
+
+
+def _edge_text(rnd: random.Random, n: int) -> str:
+    """``n`` lines, most plain, some of _EDGE_LINES, with or without a line break after the last."""
+    lines = [(rnd.choice(_EDGE_LINES) if rnd.random() < 0.15 else _EDGE_LINES[0]).format(i=i, v=rnd.random())
+             for i in range(n)]
+    return "\n".join(lines) + ("\n" if rnd.random() < 0.7 else "")
+
+
+def _pieces_counted(monkeypatch: pytest.MonkeyPatch, module: object) -> Counter:
+    """The pieces the pure path took ("read") and left ("left") from here on."""
+    seen: Counter = Counter()
+    flat = module._flat_count
+
+    def counted(text: str) -> int:
+        n = flat(text)
+        seen["read" if n else "left"] += 1
+        return n
+
+    monkeypatch.setattr(module, "_flat_count", counted)
+    return seen
+
+
+@pytest.mark.parametrize("batch, piece", [(3, 40), (7, 300), (8192, 1 << 19)])
+def test_the_pure_jsonl_pieces_are_read_as_the_split_reads_their_lines(batch: int, piece: int, tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pure path reads a chunk's lines that are one object each without splitting it (_scan_flat), a piece at a
+    time, and leaves a piece it cannot read so, with the rest of the chunk, to the split from the batch that piece
+    begins: with batches of 3, 7 and 8,192 lines and pieces of 40 characters (most a line), 300 and 512 K, every
+    real JSONL log, its variants, damaged copies and texts of edge lines (_EDGE_LINES) give the same series,
+    events, problems and facts as the split alone reads."""
+    import importlib
+
+    from trainlint.readers import read
+
+    module = importlib.import_module("trainlint.readers.jsonl")
+    monkeypatch.setattr(module, "CJSONL", None)
+    monkeypatch.setattr(module, "BATCH", batch)
+    monkeypatch.setattr(module, "PIECE", piece)
+    seen = _pieces_counted(monkeypatch, module)
+    rnd = random.Random(batch * 31 + piece)
+    cases = [(f"edge text {k}", _edge_text(rnd, rnd.randint(1, 60)).encode()) for k in range(150)]
+    cases += [(f"misread {k}", text.encode()) for k, text in enumerate(_MISREAD)]
+    for src in JSONL_FILES:
+        raw = src.read_bytes()
+        cases += [(f"{src} {what}", data) for what, data in _jsonl_variants(raw, rnd) + _mutants(raw, rnd, 8)]
+    for what, data in cases:
+        p = tmp_path / "metrics.jsonl"
+        p.write_bytes(data)
+        pieces = read(str(p), "jsonl")
+        with monkeypatch.context() as m:
+            m.setattr(module.JsonlReader, "_scan_flat", lambda self, text, line: (0, line))
+            split = read(str(p), "jsonl")
+        _same_reading(pieces, split, f"{what}, batches of {batch}, pieces of {piece}")
+    assert seen["read"] > 100 and seen["left"] > 100, seen  # both ways were taken, many times
+    print(f"jsonl: {len(cases)} texts read by pieces and by the split alike ({dict(seen)})")
+
+
+def test_each_object_the_pure_jsonl_pieces_hand_on_is_its_line_as_json_loads_reads_it(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each object _scan_flat hands on is its own line's, as json.loads reads that line alone (stripped, as the
+    split strips it), of the same types (repr: 1, 1.0 and True differ), at that line's number; the lines it
+    leaves, from the first it left, are the rest of the text."""
+    import importlib
+
+    from trainlint.core.model import LogFile
+
+    module = importlib.import_module("trainlint.readers.jsonl")
+    monkeypatch.setattr(module, "CJSONL", None)
+    monkeypatch.setattr(module, "BATCH", 5)
+    monkeypatch.setattr(module, "PIECE", 120)
+    seen = _pieces_counted(monkeypatch, module)
+    rnd = random.Random(2029)
+    handed = 0
+    for text in [*_MISREAD, *(_edge_text(rnd, rnd.randint(1, 40)) for _ in range(400))]:
+        lines = text.split("\n")
+        reader = module.JsonlReader(LogFile(path="x.jsonl", format="jsonl"))
+        got: list[tuple[int, dict]] = []
+        reader._objects = lambda objs, numbers, got=got: got.extend(zip(numbers, objs, strict=True))
+        pos, line = reader._scan_flat(text, 10)
+        assert [n for n, _ in got] == list(range(10, line)), text  # every line up to the first left, in order
+        assert pos == len("".join(f"{ln}\n" for ln in lines[:line - 10])) or pos == len(text) == sum(
+            map(len, lines)) + len(lines) - 1, (text, pos, line)
+        for n, obj in got:
+            assert repr(obj) == repr(json.loads(lines[n - 10].strip())), (text, n)
+        handed += len(got)
+    assert handed > 1000 and seen["left"] > 100, (handed, seen)
