@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import shutil
 import subprocess
@@ -301,9 +302,10 @@ def test_the_server_workspace_contains_a_file_that_breaks_its_reader(tmp_path):
     assert rep.error == judge_path(str(deep)).error
 
 
-def test_an_integer_beyond_the_double_range_is_that_files_problem(tmp_path):
+def test_an_integer_beyond_the_double_range_hides_no_other_run(tmp_path):
     """A JSON integer of 401 digits: json.loads reads it, float() of it raises OverflowError, which the check did
-    not count among a file's read errors: "internal error", and the other run's FAIL was never printed."""
+    not count among a file's read errors: "internal error", and the other run's FAIL was never printed. (The file
+    itself is read: test_one_jsonl_line_beyond_the_decoder_leaves_the_rest_read.)"""
     shutil.copytree(RUNS / "gallery-lr_hot", tmp_path / "lr_hot")
     (tmp_path / "huge").mkdir()
     (tmp_path / "huge" / "trainer_log.jsonl").write_text(
@@ -312,7 +314,44 @@ def test_an_integer_beyond_the_double_range_is_that_files_problem(tmp_path):
                        text=True, timeout=120, cwd=tmp_path)
     assert "internal error" not in r.stderr, r.stderr
     assert r.returncode == 1 and "TP-DIVERGE [FAIL]" in r.stdout, (r.stdout[-2000:], r.stderr[-2000:])
-    assert "huge/trainer_log.jsonl: NOT-CHECKED" in r.stdout and "OverflowError" in r.stdout, r.stdout[-2000:]
+    assert "huge/trainer_log.jsonl: NOT-CHECKED" not in r.stdout, r.stdout[-2000:]
+
+
+@pytest.mark.parametrize("pure", [False, True], ids=["compiled", "pure"])
+def test_one_jsonl_line_beyond_the_decoder_leaves_the_rest_read(tmp_path: Path, pure: bool) -> None:
+    """One line nested 100,000 deep (json.loads raises RecursionError) or holding an integer past a double's range
+    (float() of it raises OverflowError) made the whole log NOT-CHECKED: its 98 other lines unread, the run unjudged.
+    The deep line is skipped with its problem on its line; the integer reads as float() reads its digits (inf), as
+    the CSV and text readers read the same number."""
+    good = [f'{{"current_steps": {i}, "loss": {2.0 / i}}}' for i in range(1, 100)]
+    deep = tmp_path / "deep.jsonl"
+    deep.write_text("\n".join([*good[:49], '{"loss": ' + "[" * 100000 + "]" * 100000 + "}", *good[49:]]) + "\n")
+    huge = tmp_path / "huge.jsonl"
+    huge.write_text("\n".join([*good[:49], '{"current_steps": 50, "loss": -1' + "0" * 400 + "}", *good[50:]]) + "\n")
+    env = {**os.environ, "TRAINLINT_PURE": "1" if pure else "0"}
+    code = ("import sys; from trainlint.readers import read\n"
+            "for p in sys.argv[1:]:\n"
+            "    log = read(p, 'jsonl'); s = [s for s in log.series.values() if s.name == 'loss'][0]\n"
+            "    print(len(s), s.values[49], s.lines[49], [(p.line, p.message) for p in log.problems])")
+    r = subprocess.run([sys.executable, "-c", code, str(deep), str(huge)], capture_output=True, text=True, env=env)
+    assert r.returncode == 0, r.stderr[-3000:]
+    got = r.stdout.splitlines()
+    assert got[0].startswith(f"99 {2.0 / 50} 51 [(50, 'line 50 is nested deeper than"), got[0]
+    assert got[1] == "99 -inf 50 []", got[1]
+
+
+def test_an_integer_beyond_the_double_range_in_trainer_state_is_read_as_its_digits(tmp_path: Path) -> None:
+    """The same integer in a trainer_state.json's log_history made the whole file NOT-CHECKED: the entry's loss now
+    reads as float() reads its digits, and the other 58 entries are judged."""
+    import json
+
+    entries = [{"step": i, "loss": 2.0 / i} for i in range(1, 60)]
+    text = json.dumps({"log_history": entries, "global_step": 59}).replace('"loss": 0.04', '"loss": 1' + "0" * 400)
+    (tmp_path / "trainer_state.json").write_text(text)
+    log = read(str(tmp_path / "trainer_state.json"))
+    loss = series(log, "loss")
+    assert len(loss) == 59 and loss.values[49] == math.inf and loss.steps[49] == 50.0, list(loss.values)
+    assert judge_path(str(tmp_path / "trainer_state.json")).verdict != Level.NOT_CHECKED
 
 
 @pytest.mark.parametrize("pure", [False, True], ids=["compiled", "pure"])

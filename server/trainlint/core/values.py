@@ -9,6 +9,16 @@ if TYPE_CHECKING:
     from typing import Any
 
 
+def as_double(v: int | float) -> float:
+    """A number JSON gave as a double: an integer past a double's range is an infinity, as float() reads its digits
+    (and the CSV and text readers read the same number), where float() of the int json.loads makes raises
+    OverflowError (one such value made the whole log unreadable)."""
+    try:
+        return float(v)
+    except OverflowError:
+        return math.inf if v > 0 else -math.inf
+
+
 def json_number(v: float | None) -> float | str | None:
     if v is None:
         return None

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from ..core.lines import MAX_MATCH_LINE, count_breaks
 from ..core.model import Aggregation, Event, EventKind, Locator, Role, _same_number
 from ..core.roles import Classified, classify
+from ..core.values import as_double
 from .base import FormatReader, line_format
 from .registry import Detection, FormatSpec, Probe
 
@@ -129,7 +130,7 @@ class HFTrainerStateReader(FormatReader):
     def _entry(self, entry: dict[str, Any], text: str, pos: int, line: int, index: int) -> None:
         log = self.log
         step_raw = entry.get("step")
-        step = float(step_raw) if _is_number(step_raw) else float(index)
+        step = as_double(step_raw) if _is_number(step_raw) else float(index)
         if "train_runtime" in entry:
             log.events.append(_event(EventKind.END_OF_RUN, step, line, "end-of-run summary", entry))
             log.facts["summary"] = {k: v for k, v in entry.items() if _is_number(v)}
@@ -157,9 +158,9 @@ class HFTrainerStateReader(FormatReader):
                 # A train entry's loss is the mean over the logging window: one value per log step.
                 default = Classified(Role.TRAIN_LOSS, Aggregation.STEP)
             s = self.series(key, default, locator=json_key_locator(key))
-            s.append(step, float(value), key_line)
+            s.append(step, as_double(value), key_line)
         if _is_number(epoch):
-            log.facts["last_epoch"] = float(epoch)
+            log.facts["last_epoch"] = as_double(epoch)
         log.facts["last_step"] = step
 
 

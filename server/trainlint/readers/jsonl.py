@@ -25,6 +25,7 @@ from ..core.accel import CJSONL
 from ..core.lines import split_lines
 from ..core.model import Aggregation, Event, EventKind, LogFile, Role
 from ..core.roles import Classified, RoleMap, classify
+from ..core.values import as_double
 from .base import FormatReader, line_format
 from .hf_trainer_state import json_key_locator
 from .registry import Detection, FormatSpec, Probe
@@ -166,7 +167,7 @@ class JsonlReader(FormatReader):
         try:
             text = _array_text(raws)
             objs = json.loads(text) if _flat_lines(text, len(raws)) else _each_line(raws)
-        except ValueError:
+        except (ValueError, RecursionError):  # a line nested past the decoder's depth: line by line says which
             objs = None
         if objs is not None and len(objs) == len(raws) and objs and set(map(type, objs)) == {dict}:
             self._objects(objs, numbers)
@@ -202,7 +203,7 @@ class JsonlReader(FormatReader):
             objs = b.objs  # type: ignore[union-attr]  # _Cols.of declines a batch without one numeric step key
             step_keys = [_step_key(o) for o in objs]
             pairs = enumerate(zip(objs, step_keys, strict=True))
-            steps = step_nums = [float(o[k]) if k else float(st.index + i) for i, (o, k) in pairs]
+            steps = step_nums = [as_double(o[k]) if k else float(st.index + i) for i, (o, k) in pairs]
         st.index += b.n
         walls = b.walls()
         timed = None if b.timed() else False  # no line has a wall time: the series need not look for one
@@ -274,7 +275,7 @@ class JsonlReader(FormatReader):
                 for acc, x in zip(out, point, strict=True):
                     acc.append(x)
             return bool(points)
-        f = float(v) if type(v) in _NUMBER_TYPES else _nonfinite(v)
+        f = as_double(v) if type(v) in _NUMBER_TYPES else _nonfinite(v)
         if f is None:
             self._not_a_number(key, v, lines[i])
             return False
@@ -291,6 +292,9 @@ class JsonlReader(FormatReader):
                 obj = loads(raw)
             except ValueError as e:
                 self._bad(line, f"line {line} is not valid JSON ({getattr(e, 'msg', e)}); skipped")
+                continue
+            except RecursionError:
+                self._bad(line, f"line {line} is nested deeper than the JSON decoder reads; skipped")
                 continue
             if not isinstance(obj, dict):
                 self._bad(line, f"line {line} is valid JSON but not an object ({type(obj).__name__}); skipped")
@@ -311,7 +315,7 @@ class JsonlReader(FormatReader):
     def _record(self, obj: dict[str, Any], line: int, st: _State) -> None:
         log = self.log
         step_key = next((k for k in STEP_KEYS if _num(obj.get(k)) is not None), None)
-        step = float(obj[step_key]) if step_key else float(st.index)
+        step = as_double(obj[step_key]) if step_key else float(st.index)
         basis = "epoch" if step_key == "epoch" else ("index" if step_key is None else "step")
         st.index += 1
         total = _num(obj.get("total_steps"))
@@ -437,7 +441,12 @@ class _Objs:
                     return nums, col
         kinds = self._kinds[key] = list(map(type, col))
         types = self._types[key] = set(kinds)
-        return (col if types <= _NUMBER_TYPES else None), col
+        if not types <= _NUMBER_TYPES:
+            return None, col
+        try:  # array.extend takes a list of ints and floats as array("d") does: a number past its range raises
+            return array("d", col), col
+        except OverflowError:
+            return array("d", map(as_double, col)), col
 
     def objects(self, key: str, col: list[Any]) -> list[Any]:
         return col
@@ -475,7 +484,7 @@ class _Objs:
     def walls(self) -> Sequence[float]:
         if not self.timed():
             return _NANS * self.n  # an array: a run of points is one copy of its slice
-        return [float(w) if type(w) in (int, float) else math.nan for w in (o.get("_timestamp") for o in self.objs)]
+        return [as_double(w) if type(w) in (int, float) else math.nan for w in (o.get("_timestamp") for o in self.objs)]
 
     def last_number(self, key: str) -> float | None:
         for o in reversed(self.objs):
@@ -690,8 +699,9 @@ def _nonfinite(v: Any) -> float | None:
 
 def _num(v: Any) -> float | None:
     if isinstance(v, int | float) and not isinstance(v, bool):
-        return float(v)
+        return as_double(v)
     return None
+
 
 
 def _flavour(obj: dict[str, Any]) -> str:
