@@ -60,7 +60,7 @@ def _by_rows(m: pytest.MonkeyPatch) -> None:
     """The reader with the column read off: every line of a chunk is csv.reader's (_rows)."""
     csv_log = _module()
     m.setattr(csv_log, "_odd_lines", lambda lines, start, columns: list(range(start, len(lines))))
-    m.setattr(csv_log.CsvReader, "_plain_text", lambda self, text, line, bufs: -1)
+    m.setattr(csv_log.CsvReader, "_plain_text", lambda self, text, line, bufs, breaks=None: -1)
 
 
 def _read_both(path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[object, object]:

@@ -55,3 +55,25 @@ def count_breaks_bytes_py(data: bytes, start: int = 0, end: int | None = None) -
 
 
 count_breaks_bytes = count_breaks_bytes_py if CLINES is None else CLINES.count_breaks
+
+_NOT_BREAK = bytes(b for b in range(256) if b not in b"\r\n")
+
+
+def newline_breaks(data: bytes, end: int) -> bool | None:
+    """Whether every break of ``data[:end]`` (which ends after a break, or at the end of ``data``) is one "\\n":
+    True when each is "\\r\\n", False when there is no "\\r"; None when a "\\r" stands alone (or is cut from its
+    "\\n" at ``end``). Counting "\\n" alone then counts the breaks: one pass of bytes.count where
+    count_breaks_bytes_py makes three for a file of "\\r\\n" (a third of the pure 100 MB CSV feed's own time).
+    One bytes.find, then for a file with "\\r" one bytes.translate (the breaks alone, each "\\r\\n" when it is)
+    and a compare."""
+    if data.find(b"\r", 0, end) < 0:
+        return False
+    shape = data.translate(None, _NOT_BREAK)
+    tail = data[end:].translate(None, _NOT_BREAK) if end < len(data) else b""  # only the partial line after the cut
+    body = len(shape) - len(tail)
+    return True if body % 2 == 0 and shape == b"\r\n" * (body // 2) + tail else None
+
+
+def count_newlines(data: bytes, start: int, end: int) -> int:
+    """The "\\n" in ``data[start:end]``: its breaks when newline_breaks says each is one "\\n"."""
+    return data.count(b"\n", start, end)

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from ..core import fsio
 from ..core.fsio import TooLarge, open_regular
-from ..core.lines import count_breaks, count_breaks_bytes
+from ..core.lines import count_breaks, count_breaks_bytes, count_breaks_bytes_py, count_newlines, newline_breaks
 from ..core.model import LogFile, Series, series_key
 from ..core.roles import Classified, RoleMap, classify
 
@@ -71,6 +71,10 @@ class FormatReader(ABC):
 
     # Parser state that survives between chunks. Readers keep it in ``self.state``.
     state: Any = None
+    #: While ``scan`` reads a chunk a Tail fed it: (the chunk's "\\n", whether each follows a "\\r"), when the Tail
+    #: counted them and every break is one "\\n" (no lone "\\r"); None otherwise. A reader needing them (the pure
+    #: CSV read) need not count them again.
+    breaks: tuple[int, bool] | None = None
 
     def snapshot(self) -> Any:
         return copy.deepcopy(self.state)
@@ -329,11 +333,12 @@ class Tail(Source):
                 return at + 2
             end = at + 1
 
-    def _index(self, data: bytes, cut: int, offset: int) -> tuple[int, int]:
+    def _index(self, data: bytes, cut: int, offset: int, count: Callable[[bytes, int, int], int] = count_breaks_bytes
+               ) -> tuple[int, int]:
         """Index entries (line, byte offset) at the chunk ``data[:cut]``'s start and then every ~64 KB, each just
         after a ``\n`` (so no ``\r\n`` is cut): a finding's line is found by reading 64 KB, not the 4 MB chunk.
         Returns (the breaks counted, the byte they were counted up to), so the chunk's own count goes on from
-        there instead of counting the chunk twice."""
+        there instead of counting the chunk twice; ``count`` counts them."""
         index = self.log.line_index
         index.append((self.next_line, offset))
         if self.encoding != "utf-8":  # a byte search would cut a UTF-16 character: the chunk start only
@@ -345,7 +350,7 @@ class Tail(Source):
                 at = data.find(b"\n", prev + INDEX_STEP, cut) + 1
                 if at <= 0:
                     break
-            line += count_breaks_bytes(data, prev, at)
+            line += count(data, prev, at)
             if at < cut:
                 index.append((line, offset + at))
             prev = at
@@ -354,7 +359,9 @@ class Tail(Source):
     def _feed(self, data: bytes, cut: int, offset: int) -> None:
         """Read the chunk ``data[:cut]`` (file offset ``offset``) without copying it out of the block it was read
         in: the decode reads a view, the searches and counts take bounds (two copies of every 4 MB block were a
-        third of the feed's own time)."""
+        third of the feed's own time). Without the compiled line counter, a chunk whose breaks are each one "\\n"
+        (no "\\r", or each "\\r\\n": newline_breaks) has them counted as "\\n" alone, and the reader is told
+        (``breaks``) instead of counting them again."""
         if self.encoding != "utf-8":
             self._feed_utf16(data[:cut], offset)
             return
@@ -371,9 +378,17 @@ class Tail(Source):
             text = text.removeprefix("\ufeff")  # a UTF-8 byte-order mark
         if data.find(b"\x00", 0, cut) >= 0:  # a NUL byte is a NUL character, and only that, in UTF-8
             text = self._without_nuls(text)
-        counted, upto = self._index(data, cut, offset)  # every cut is just after a \n: the counts add up
-        n = counted + count_breaks_bytes(data, upto, cut)
-        self.reader.scan(text, self.next_line)
+        crlf = newline_breaks(data, cut) if count_breaks_bytes is count_breaks_bytes_py else None
+        count = count_breaks_bytes if crlf is None else count_newlines
+        counted, upto = self._index(data, cut, offset, count)  # every cut is just after a \n: the counts add up
+        n = counted + count(data, upto, cut)
+        # The decode keeps every "\r" and "\n" (neither is part of a character, nor of bytes it replaces); the BOM
+        # and NULs dropped are neither.
+        self.reader.breaks = None if crlf is None else (n, crlf)
+        try:
+            self.reader.scan(text, self.next_line)
+        finally:
+            self.reader.breaks = None
         self.next_line += n if data[cut - 1:cut] in (b"\n", b"\r") else n + 1
         self.offset = offset + cut
 

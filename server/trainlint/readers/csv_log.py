@@ -92,7 +92,10 @@ class CsvReader(FormatReader):
         bufs = self._buffers()
         end = text.rfind("\n") + 1
         if end > pos:
-            rows = self._plain_text(text[pos:end] if pos or end < len(text) else text, line, bufs)
+            breaks = self.breaks  # the feed's count of the chunk's breaks: those of text[pos:end] without the header's
+            if breaks is not None and pos:
+                breaks = (breaks[0] - text.count("\n", 0, pos), breaks[1])
+            rows = self._plain_text(text[pos:end] if pos or end < len(text) else text, line, bufs, breaks)
             if rows >= 0:
                 pos, line = end, line + rows
         if pos < len(text):
@@ -236,32 +239,52 @@ class CsvReader(FormatReader):
                 buf[3].append(wall)
         return rows.line_num
 
-    def _plain_text(self, text: str, line: int, bufs: list[_Buf | None]) -> int:
+    def _plain_text(self, text: str, line: int, bufs: list[_Buf | None], breaks: tuple[int, bool] | None = None) -> int:
         """The complete lines ``text`` (the first on physical line ``line``) read by _take when every one is a plain
         row: the header's number of cells split at every comma, all ended by "\\n" or all by "\\r\\n", no quote,
-        NUL or over-long line (see _odd_lines). One split at the commas gives the cells: a row's last cell and the
-        next row's first share a piece, which holds the row's only break (the count of breaks says no other does),
-        split apart in a second pass over those pieces. Returns the rows read, or -1: not every row is plain (or
-        _take declined a cell), nothing read."""
+        NUL or over-long line (see _odd_lines). ``breaks``: (the "\\n" in ``text``, whether each follows a "\\r"),
+        when the feed counted them (FormatReader.breaks), else counted here. One split at the commas gives the cells:
+        a row's last cell and the next row's first share a piece, which holds the row's only break (the count of
+        breaks says no other does). Returns the rows read, or -1: not every row is plain (or _take declined a
+        cell), nothing read."""
         nc = len(bufs)
         if nc < 2 or '"' in text or "\0" in text or not _short_lines(text):
             return -1
-        n, crs = text.count("\n"), text.count("\r")
-        if crs and crs != n:  # every "\r" ends a row before its "\n" (the pieces holding a break say where)
-            return -1
-        brk = "\r\n" if crs else "\n"
+        if breaks is None:
+            n, crs = text.count("\n"), text.count("\r")
+            if crs and crs != n:  # every "\r" ends a row before its "\n" (the pieces holding a break say where)
+                return -1
+            crlf = crs > 0
+        else:
+            n, crlf = breaks
+        brk = "\r\n" if crlf else "\n"
         pieces = text.split(",")
         if len(pieces) != n * (nc - 1) + 1:
             return -1
         bound = pieces[nc - 1::nc - 1]
-        if not all(map(operator.contains, bound, itertools.repeat(brk))):
-            return -1
-        ends = brk.join(bound).split(brk)  # row 1's last cell, row 2's first, row 2's last, ..., row n's last, ""
+        st: _State = self.state
+        cols: dict[int, list[str]] = {}
+        first = bufs[0] is not None or 0 in (st.step_col, st.wall_col)
+        last = bufs[nc - 1] is not None or nc - 1 in (st.step_col, st.wall_col)
+        if last and not first:  # the last cells alone: most are blank in a Lightning metrics.csv (validation's)
+            cells = _last_cells(bound, brk)
+            if cells is None:
+                return -1
+            if cells:
+                cols[nc - 1] = cells
+        if not first and not last:
+            if not all(map(operator.contains, bound, itertools.repeat(brk))):
+                return -1
+        elif nc - 1 not in cols:
+            if not all(map(operator.contains, bound, itertools.repeat(brk))):
+                return -1
+            ends = brk.join(bound).split(brk)  # row 1's last cell, row 2's first, row 2's last, ..., row n's last, ""
+            cols[0] = [pieces[0], *ends[1:2 * n - 1:2]]
+            cols[nc - 1] = ends[0:2 * n:2]
 
         def column(k: int) -> list[str]:
-            if k == 0:
-                return [pieces[0], *ends[1:2 * n - 1:2]]
-            return ends[0:2 * n:2] if k == nc - 1 else pieces[k:(nc - 1) * n:nc - 1]
+            got = cols.get(k)
+            return pieces[k:(nc - 1) * n:nc - 1] if got is None else got
 
         return n if self._take(column, n, line, bufs) else -1
 
@@ -287,47 +310,71 @@ class CsvReader(FormatReader):
     def _take(self, column: Callable[[int], list[str]], m: int, line: int, bufs: list[_Buf | None]) -> bool:
         """``m`` plain rows (the first on physical line ``line``), column ``k``'s cells ``column(k)``, read a column
         at a time in C-level calls (a Python loop a cell was 8.4 s of the 100 MB sparse Lightning metrics.csv's
-        9.9 s): a column's non-blank cells (a blank cell is an absent value: most of a sparse Lightning
-        metrics.csv) through map(float), their steps and lines picked by list.index spans or itertools.compress. A
-        column holding a cell float() refuses is read a cell at a time (_odd_column) as _rows reads it, the first odd
-        cell of each column reported in row order. A step float() refuses (the row is skipped) declines the rows
-        (False, nothing added): csv.reader reads them row by row (_rows)."""
+        9.9 s). A column's blank cells (an absent value: most of a sparse Lightning metrics.csv) counted first: a
+        column blank in every row is not looked at again; one of few blanks has its non-blank cells read by
+        map(float), their steps and lines copied a span between blanks at a time; one of many blanks (a
+        validation metric) is read where it is not blank: at the rows where a column of few blanks is blank (a
+        Lightning train metric's: the validation and epoch rows), when those hold all of its cells that are not
+        blank (its count of blanks says so), else where itertools.compress finds them. A column holding a cell
+        float() refuses is read a cell at a time (_odd_column) as _rows reads it, the first odd cell of each column
+        reported in row order. A step float() refuses (the row is skipped) declines the rows (False, nothing added):
+        csv.reader reads them row by row (_rows)."""
         st: _State = self.state
         try:
             steps = _steps(column(st.step_col)) if st.step_col >= 0 else array("d", range(st.rows, st.rows + m))
         except ValueError:
             return False
         walls = _walls(column(st.wall_col)) if st.wall_col >= 0 else None
-        points, odd = [], []
+        # (its buffers, its values, the rows of its blank cells when few, else those of its values; None: every row)
+        taken: list[tuple[_Buf, array, list[int] | None, list[int] | None]] = []
+        sparse, odd = [], []
+        gaps_seen: set[int] = set()
         for k, buf in enumerate(bufs):
-            if buf is not None:
-                cells = column(k)
-                blank = "" in cells  # list.count and filter cost more for a dense column
-                try:
-                    values = array("d", list(map(float, filter(None, cells) if blank else cells)))
-                except ValueError:
-                    values, cells, first = _odd_column(cells)
-                    odd += [(first[0], k, first[1])] if first else []
-                if values:
-                    points.append((buf, cells, values))
+            if buf is None:
+                continue
+            cells = column(k)
+            blanks = cells.count("")
+            if blanks == m:  # a column blank in every row of the chunk: no value
+                continue
+            if blanks * 8 >= m:
+                sparse.append((k, buf, cells, blanks))
+                continue
+            try:
+                values = array("d", list(map(float, filter(None, cells) if blanks else cells)))
+            except ValueError:
+                values, cells, first = _odd_column(cells)
+                odd += [(first[0], k, first[1])] if first else []
+                taken.append((buf, values, *_rows_of(cells, m)))
+                continue
+            gaps = _blank_rows(cells, blanks)
+            gaps_seen.update(gaps)
+            taken.append((buf, values, gaps, None))
+        near = sorted(gaps_seen) if sparse and len(gaps_seen) * 8 < m else []
+        for k, buf, cells, blanks in sparse:
+            where = list(filter(cells.__getitem__, near))
+            if len(where) != m - blanks:  # not all of them where a column of few blanks is blank
+                where = list(itertools.compress(range(m), cells))
+            try:
+                values = array("d", list(map(float, map(cells.__getitem__, where))))
+            except ValueError:
+                values, cells, first = _odd_column(cells)
+                odd += [(first[0], k, first[1])] if first else []
+                where = list(itertools.compress(range(m), cells))
+            taken.append((buf, values, None, where))
         for i, k, cell in sorted(odd):  # as _rows meets them: by row, then by column
             self._not_a_number(bufs[k][4], cell, line + i)  # type: ignore[index]
         st.rows += m
-        rows = [steps, array("I", list(range(line, line + m))), walls]
-        index: list[int] = []
-        for buf, cells, values in points:
-            blanks = m - len(values)
-            if not blanks:  # a dense column: the rows' steps and lines as they are
-                got = rows
-            elif blanks * 8 < m:  # a Lightning train metric: on every row but the validation ones
-                got = _spans(rows, cells, blanks)
-            else:
-                index = index or list(range(m))
-                where = list(itertools.compress(index, cells))
+        rows = [steps, array("I", range(line, line + m)), walls]
+        for buf, values, gaps, where in taken:
+            if not values:
+                continue
+            if where is not None:
                 got = [r if r is None else array(r.typecode, list(map(r.__getitem__, where))) for r in rows]
-            buf[0].extend(got[0])
+            else:
+                got = _spans(rows, gaps, m) if gaps else rows
+            buf[0].extend(got[0])  # type: ignore[arg-type]
             buf[1].extend(values)
-            buf[2].extend(got[1])
+            buf[2].extend(got[1])  # type: ignore[arg-type]
             if got[2] is not None:
                 buf[3].extend(got[2])
         return True
@@ -408,15 +455,9 @@ def _next_row(rows: Iterator[list[str]]) -> list[str] | None:
 
 
 def _steps(cells: list[str]) -> array:
-    """A step column's cells as float() reads them (ValueError when it refuses one). int() first: a step is an
-    integer, int() reads one in under half of float()'s time, and the double of the int is float()'s (both round
-    correctly), except "-0" (float(): -0.0), so a column holding 0 and a "-" is float()'s."""
-    try:
-        ints = list(map(int, cells))
-        if 0 not in ints or not any(map(operator.contains, cells, itertools.repeat("-"))):
-            return array("d", ints)
-    except (ValueError, OverflowError):  # not an integer; one past the double range (float(): inf)
-        pass
+    """A step column's cells as float() reads them (ValueError when it refuses one). float() itself: int() first
+    (a step is an integer) was slower on the 100 MB Lightning metrics.csv's 1.8 M steps (0.23 s with the array of
+    doubles made of the ints, float() 0.15 s), and needed "-0" (float(): -0.0) set apart."""
     return array("d", list(map(float, cells)))
 
 
@@ -436,18 +477,34 @@ def _short_lines(text: str) -> bool:
     return all(text.find("\n", a, a + w) >= 0 for a in range(0, len(text) - w + 1, w))
 
 
-def _spans(rows: list[array | None], cells: list[str], blanks: int) -> list[array | None]:
-    """``rows``' items where ``cells`` are not blank, for a column of few blank cells: the spans between its
-    ``blanks`` blanks, found by list.index (a Python step a blank, not a cell), copied a span at a time."""
-    spans = []
-    start = at = 0
+def _blank_rows(cells: list[str], blanks: int) -> list[int]:
+    """The rows of a column's ``blanks`` blank cells, found by list.index (a Python step a blank, not a cell)."""
+    gaps, at = [], -1
     for _ in range(blanks):
-        at = cells.index("", at)
+        at = cells.index("", at + 1)
+        gaps.append(at)
+    return gaps
+
+
+def _rows_of(cells: list[str], m: int) -> tuple[list[int] | None, list[int] | None]:
+    """(the rows of its blank cells, None) for a column of few blanks, (None, the rows of the others) else."""
+    blanks = cells.count("")
+    if blanks * 8 < m:
+        return _blank_rows(cells, blanks), None
+    return None, list(itertools.compress(range(m), cells))
+
+
+def _spans(rows: list[array | None], gaps: list[int], m: int) -> list[array | None]:
+    """``rows``' items but at the rows ``gaps`` (ascending: a column's few blank cells), copied a span between
+    them at a time."""
+    spans = []
+    start = 0
+    for at in gaps:
         if at > start:
             spans.append((start, at))
-        start = at = at + 1
-    if start < len(cells):
-        spans.append((start, len(cells)))
+        start = at + 1
+    if start < m:
+        spans.append((start, m))
     got: list[array | None] = []
     for r in rows:
         if r is not None:
@@ -458,6 +515,28 @@ def _spans(rows: list[array | None], cells: list[str], blanks: int) -> list[arra
         else:
             got.append(None)
     return got
+
+
+def _last_cells(bound: list[str], brk: str) -> list[str] | None:
+    """The rows' last cells, from the pieces holding their breaks (``bound``: a row's last cell, its break, the next
+    row's first cell), when few are not blank (a Lightning metrics.csv's last column, a validation metric): the pieces
+    that start with the break found in one C-level pass, each other one checked to hold a break and cut alone
+    (the join and split of every piece was 0.13 s of the 100 MB file's read). None when a piece holds no break (a row
+    has more or fewer cells than the header); [] when more than one in 8 is not blank (the caller's join and split of
+    the pieces is the quicker)."""
+    heads = list(map(str.startswith, bound, itertools.repeat(brk)))
+    full = heads.count(False)
+    if full * 8 > len(bound):
+        return []
+    cells = [""] * len(bound)
+    at = -1
+    for _ in range(full):
+        at = heads.index(False, at + 1)
+        cell, held, _ = bound[at].partition(brk)
+        if not held:
+            return None
+        cells[at] = cell
+    return cells
 
 
 def _odd_column(cells: list[str]) -> tuple[array, list[str], tuple[int, str] | None]:
