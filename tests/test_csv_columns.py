@@ -48,8 +48,8 @@ class _Taken:
         reader = _module().CsvReader
         take = reader._take
 
-        def counted(this, column, m, line, bufs):  # type: ignore[no-untyped-def]
-            ok = take(this, column, m, line, bufs)
+        def counted(this, column, m, line, bufs, into=None):  # type: ignore[no-untyped-def]
+            ok = take(this, column, m, line, bufs, into)
             self.rows += m if ok else 0
             return ok
 

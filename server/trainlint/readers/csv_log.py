@@ -179,15 +179,20 @@ class CsvReader(FormatReader):
                 for s, name in zip(self._series, header, strict=True)]
 
     def _extend(self, bufs: list[_Buf | None]) -> None:
-        """The chunk's points to their series. Without a wall-time column every wall is NaN: the compiled scanner
-        buffers none (8 of the 28 bytes a point it wrote), the Python loop's are not looked at (``timed=False``);
-        a series already holding wall times (none does: this reader gives them only with a time column) would get
-        a NaN a point."""
-        timed = None if self.state.wall_col >= 0 else False
+        """The chunk's points to their series."""
+        timed = self.state.wall_col >= 0
         for s, buf in zip(self._series, bufs, strict=True):
             if s is not None and buf is not None and buf[0]:
-                walls = buf[3] if timed is None or not s.walls else array("d", [math.nan]) * len(buf[0])
-                s.extend(buf[0], buf[1], buf[2], walls, timed=timed)
+                self._add(s, buf[0], buf[1], buf[2], buf[3] if timed else None)
+
+    def _add(self, s: Series, steps: array, values: array, lines: array, walls: array | None) -> None:
+        """Points to series ``s``. Without a wall-time column (``walls`` None) every wall is NaN: the compiled
+        scanner buffers none (8 of the 28 bytes a point it wrote), the Python loop's are not looked at
+        (``timed=False``); a series already holding wall times (none does: this reader gives them only with a time
+        column) would get a NaN a point."""
+        if walls is None:
+            walls = array("d", [math.nan]) * len(steps) if s.walls else array("d")
+        s.extend(steps, values, lines, walls, timed=None if self.state.wall_col >= 0 else False)
 
     def _rows(self, lines: Iterator[str], base: int, bufs: list[_Buf | None], upto: int = 0) -> int:
         """The rows of ``lines`` (the first on physical line ``base``) through csv.reader: those that start in its
@@ -286,7 +291,7 @@ class CsvReader(FormatReader):
             got = cols.get(k)
             return pieces[k:(nc - 1) * n:nc - 1] if got is None else got
 
-        return n if self._take(column, n, line, bufs) else -1
+        return n if self._take(column, n, line, bufs, self._series) else -1
 
     def _plain_rows(self, lines: list[str], i: int, j: int, first_line: int, bufs: list[_Buf | None]) -> None:
         """Rows ``lines[i:j]``, each of the header's number of cells split at every comma (_odd_lines' plain lines),
@@ -307,7 +312,8 @@ class CsvReader(FormatReader):
             else:
                 parts += [((a + b) // 2, b), (a, (a + b) // 2)]  # the first half next: rows are read in order
 
-    def _take(self, column: Callable[[int], list[str]], m: int, line: int, bufs: list[_Buf | None]) -> bool:
+    def _take(self, column: Callable[[int], list[str]], m: int, line: int, bufs: list[_Buf | None],
+              into: list[Series | None] | None = None) -> bool:
         """``m`` plain rows (the first on physical line ``line``), column ``k``'s cells ``column(k)``, read a column
         at a time in C-level calls (a Python loop a cell was 8.4 s of the 100 MB sparse Lightning metrics.csv's
         9.9 s). A column's blank cells (an absent value: most of a sparse Lightning metrics.csv) counted first: a
@@ -318,7 +324,8 @@ class CsvReader(FormatReader):
         blank (its count of blanks says so), else where itertools.compress finds them. A column holding a cell
         float() refuses is read a cell at a time (_odd_column) as _rows reads it, the first odd cell of each column
         reported in row order. A step float() refuses (the row is skipped) declines the rows (False, nothing added):
-        csv.reader reads them row by row (_rows)."""
+        csv.reader reads them row by row (_rows). ``into``: the series themselves, when no point of the chunk is
+        buffered before these rows (_plain_text's): the points go there without a copy to the buffers."""
         st: _State = self.state
         try:
             steps = _steps(column(st.step_col)) if st.step_col >= 0 else array("d", range(st.rows, st.rows + m))
@@ -326,7 +333,7 @@ class CsvReader(FormatReader):
             return False
         walls = _walls(column(st.wall_col)) if st.wall_col >= 0 else None
         # (its buffers, its values, the rows of its blank cells when few, else those of its values; None: every row)
-        taken: list[tuple[_Buf, array, list[int] | None, list[int] | None]] = []
+        taken: list[tuple[int, _Buf, array, list[int] | None, list[int] | None]] = []
         sparse, odd = [], []
         gaps_seen: set[int] = set()
         for k, buf in enumerate(bufs):
@@ -344,11 +351,11 @@ class CsvReader(FormatReader):
             except ValueError:
                 values, cells, first = _odd_column(cells)
                 odd += [(first[0], k, first[1])] if first else []
-                taken.append((buf, values, *_rows_of(cells, m)))
+                taken.append((k, buf, values, *_rows_of(cells, m)))
                 continue
             gaps = _blank_rows(cells, blanks)
             gaps_seen.update(gaps)
-            taken.append((buf, values, gaps, None))
+            taken.append((k, buf, values, gaps, None))
         near = sorted(gaps_seen) if sparse and len(gaps_seen) * 8 < m else []
         for k, buf, cells, blanks in sparse:
             where = list(filter(cells.__getitem__, near))
@@ -360,18 +367,21 @@ class CsvReader(FormatReader):
                 values, cells, first = _odd_column(cells)
                 odd += [(first[0], k, first[1])] if first else []
                 where = list(itertools.compress(range(m), cells))
-            taken.append((buf, values, None, where))
+            taken.append((k, buf, values, None, where))
         for i, k, cell in sorted(odd):  # as _rows meets them: by row, then by column
             self._not_a_number(bufs[k][4], cell, line + i)  # type: ignore[index]
         st.rows += m
         rows = [steps, array("I", range(line, line + m)), walls]
-        for buf, values, gaps, where in taken:
+        for k, buf, values, gaps, where in taken:
             if not values:
                 continue
             if where is not None:
                 got = [r if r is None else array(r.typecode, list(map(r.__getitem__, where))) for r in rows]
             else:
                 got = _spans(rows, gaps, m) if gaps else rows
+            if into is not None:
+                self._add(into[k], got[0], values, got[1], got[2])  # type: ignore[arg-type]
+                continue
             buf[0].extend(got[0])  # type: ignore[arg-type]
             buf[1].extend(values)
             buf[2].extend(got[1])  # type: ignore[arg-type]
