@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from ..core import fsio
 from ..core.fsio import TooLarge, open_regular
-from ..core.lines import count_breaks, count_breaks_bytes, count_breaks_bytes_py, count_newlines, newline_breaks
+from ..core.lines import count_breaks, count_breaks_bytes, count_breaks_bytes_py, count_newlines, paired_crs
 from ..core.model import LogFile, Series, series_key
 from ..core.roles import Classified, RoleMap, classify
 
@@ -71,10 +71,10 @@ class FormatReader(ABC):
 
     # Parser state that survives between chunks. Readers keep it in ``self.state``.
     state: Any = None
-    #: While ``scan`` reads a chunk a Tail fed it: (the chunk's "\\n", whether each follows a "\\r"), when the Tail
-    #: counted them and every break is one "\\n" (no lone "\\r"); None otherwise. A reader needing them (the pure
-    #: CSV read) need not count them again.
-    breaks: tuple[int, bool] | None = None
+    #: While ``scan`` reads a chunk a Tail fed it: (the chunk's "\\n", its "\\r"), when the Tail counted them and
+    #: no "\\r" stands alone (each is followed by a "\\n"); None otherwise. A reader needing them (the pure CSV read)
+    #: need not count them again.
+    breaks: tuple[int, int] | None = None
 
     def snapshot(self) -> Any:
         return copy.deepcopy(self.state)
@@ -359,9 +359,9 @@ class Tail(Source):
     def _feed(self, data: bytes, cut: int, offset: int) -> None:
         """Read the chunk ``data[:cut]`` (file offset ``offset``) without copying it out of the block it was read
         in: the decode reads a view, the searches and counts take bounds (two copies of every 4 MB block were a
-        third of the feed's own time). Without the compiled line counter, a chunk whose breaks are each one "\\n"
-        (no "\\r", or each "\\r\\n": newline_breaks) has them counted as "\\n" alone, and the reader is told
-        (``breaks``) instead of counting them again."""
+        third of the feed's own time). Without the compiled line counter, a chunk without a lone "\\r" (paired_crs)
+        has its breaks counted as "\\n" alone, and the reader is told the counts (``breaks``) instead of counting
+        them again."""
         if self.encoding != "utf-8":
             self._feed_utf16(data[:cut], offset)
             return
@@ -378,13 +378,13 @@ class Tail(Source):
             text = text.removeprefix("\ufeff")  # a UTF-8 byte-order mark
         if data.find(b"\x00", 0, cut) >= 0:  # a NUL byte is a NUL character, and only that, in UTF-8
             text = self._without_nuls(text)
-        crlf = newline_breaks(data, cut) if count_breaks_bytes is count_breaks_bytes_py else None
-        count = count_breaks_bytes if crlf is None else count_newlines
+        crs = paired_crs(data, cut) if count_breaks_bytes is count_breaks_bytes_py else None
+        count = count_breaks_bytes if crs is None else count_newlines
         counted, upto = self._index(data, cut, offset, count)  # every cut is just after a \n: the counts add up
         n = counted + count(data, upto, cut)
         # The decode keeps every "\r" and "\n" (neither is part of a character, nor of bytes it replaces); the BOM
         # and NULs dropped are neither.
-        self.reader.breaks = None if crlf is None else (n, crlf)
+        self.reader.breaks = None if crs is None else (n, crs)
         try:
             self.reader.scan(text, self.next_line)
         finally:

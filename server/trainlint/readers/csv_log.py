@@ -94,7 +94,7 @@ class CsvReader(FormatReader):
         if end > pos:
             breaks = self.breaks  # the feed's count of the chunk's breaks: those of text[pos:end] without the header's
             if breaks is not None and pos:
-                breaks = (breaks[0] - text.count("\n", 0, pos), breaks[1])
+                breaks = (breaks[0] - text.count("\n", 0, pos), breaks[1] - text.count("\r", 0, pos))
             rows = self._plain_text(text[pos:end] if pos or end < len(text) else text, line, bufs, breaks)
             if rows >= 0:
                 pos, line = end, line + rows
@@ -244,25 +244,21 @@ class CsvReader(FormatReader):
                 buf[3].append(wall)
         return rows.line_num
 
-    def _plain_text(self, text: str, line: int, bufs: list[_Buf | None], breaks: tuple[int, bool] | None = None) -> int:
+    def _plain_text(self, text: str, line: int, bufs: list[_Buf | None], breaks: tuple[int, int] | None = None) -> int:
         """The complete lines ``text`` (the first on physical line ``line``) read by _take when every one is a plain
         row: the header's number of cells split at every comma, all ended by "\\n" or all by "\\r\\n", no quote,
-        NUL or over-long line (see _odd_lines). ``breaks``: (the "\\n" in ``text``, whether each follows a "\\r"),
-        when the feed counted them (FormatReader.breaks), else counted here. One split at the commas gives the cells:
+        NUL or over-long line (see _odd_lines). ``breaks``: (the "\\n" and the "\\r" in ``text``) when the feed
+        counted them (FormatReader.breaks), else counted here. One split at the commas gives the cells:
         a row's last cell and the next row's first share a piece, which holds the row's only break (the count of
         breaks says no other does). Returns the rows read, or -1: not every row is plain (or _take declined a
         cell), nothing read."""
         nc = len(bufs)
         if nc < 2 or '"' in text or "\0" in text or not _short_lines(text):
             return -1
-        if breaks is None:
-            n, crs = text.count("\n"), text.count("\r")
-            if crs and crs != n:  # every "\r" ends a row before its "\n" (the pieces holding a break say where)
-                return -1
-            crlf = crs > 0
-        else:
-            n, crlf = breaks
-        brk = "\r\n" if crlf else "\n"
+        n, crs = breaks or (text.count("\n"), text.count("\r"))
+        if crs and crs != n:  # every "\r" ends a row before its "\n" (the pieces holding a break say where)
+            return -1
+        brk = "\r\n" if crs else "\n"
         pieces = text.split(",")
         if len(pieces) != n * (nc - 1) + 1:
             return -1
@@ -336,6 +332,7 @@ class CsvReader(FormatReader):
         taken: list[tuple[int, _Buf, array, list[int] | None, list[int] | None]] = []
         sparse, odd = [], []
         gaps_seen: set[int] = set()
+        known: list[list[int]] = []
         for k, buf in enumerate(bufs):
             if buf is None:
                 continue
@@ -353,8 +350,13 @@ class CsvReader(FormatReader):
                 odd += [(first[0], k, first[1])] if first else []
                 taken.append((k, buf, values, *_rows_of(cells, m)))
                 continue
-            gaps = _blank_rows(cells, blanks)
-            gaps_seen.update(gaps)
+            # A Lightning train metric is blank where the others are (the validation and epoch rows): the rows
+            # found for one are checked for the next (its blanks there, and no more), not searched again.
+            gaps = next((g for g in known if len(g) == blanks and not any(map(cells.__getitem__, g))), None)
+            if gaps is None:
+                gaps = _blank_rows(cells, blanks)
+                known.append(gaps)
+                gaps_seen.update(gaps)
             taken.append((k, buf, values, gaps, None))
         near = sorted(gaps_seen) if sparse and len(gaps_seen) * 8 < m else []
         for k, buf, cells, blanks in sparse:
@@ -372,13 +374,14 @@ class CsvReader(FormatReader):
             self._not_a_number(bufs[k][4], cell, line + i)  # type: ignore[index]
         st.rows += m
         rows = [steps, array("I", range(line, line + m)), walls]
+        spans: dict[int, list[array | None]] = {}  # by id(gaps): a list of gaps is shared by the columns it fits
         for k, buf, values, gaps, where in taken:
             if not values:
                 continue
             if where is not None:
                 got = [r if r is None else array(r.typecode, list(map(r.__getitem__, where))) for r in rows]
             else:
-                got = _spans(rows, gaps, m) if gaps else rows
+                got = rows if not gaps else spans.get(id(gaps)) or spans.setdefault(id(gaps), _spans(rows, gaps, m))
             if into is not None:
                 self._add(into[k], got[0], values, got[1], got[2])  # type: ignore[arg-type]
                 continue
@@ -534,12 +537,13 @@ _CELL_BEFORE = {brk: re.compile("\0(?!" + brk + ")") for brk in ("\n", "\r\n")} 
 def _joined(bound: list[str], brk: str) -> str | None:
     """``bound`` joined by NULs (the text has none) when each piece holds one break ``brk`` and no other "\\r" or
     "\\n" (a row of the header's number of cells), else None: the breaks and NULs of the joined text alone
-    (bytes.translate) compared with what they must be, instead of a call a piece."""
+    (bytes.translate) compared with what they must be, and each "\\r" followed by its "\\n" (str.count: the
+    translate drops what stands between), instead of a call a piece."""
     joined = "\0".join(bound)
     held = brk.encode()
     if joined.encode().translate(None, _NOT_HELD) != (held + b"\0") * (len(bound) - 1) + held:
         return None
-    return joined
+    return joined if len(brk) == 1 or joined.count(brk) == len(bound) else None
 
 
 def _last_cells(bound: list[str], brk: str) -> list[str] | None:
