@@ -258,3 +258,128 @@ def test_odd_cells_in_many_rows_are_read_by_columns_as_by_rows(every: int, colum
 def test_the_pieces_are_those_of_the_compiled_comparison() -> None:
     """The edits above include every CSV_PIECES case the compiled scanner's comparison feeds (quotes, lone "\\r")."""
     assert {'"', '"a\nb"', "\r", "\r\r\n", "\n\n", ",,"} <= set(CSV_PIECES)
+
+
+def _lightning(rows: int, rnd: random.Random, *, val_every: int, last: str = "val", crlf: bool = True,
+               blank_val_from: int = -1, stray: int = -1) -> str:
+    """A Lightning-like metrics.csv: train rows (epoch, step, two train metrics), a validation row every
+    ``val_every`` (the val metrics, the train ones blank), ``last``: the last column's name ("val": a val metric,
+    "dense": a metric on every row). No val row after ``blank_val_from`` (>= 0): the val columns blank in whole
+    chunks. ``stray`` >= 0: a val cell on a train row every ``stray`` rows (not where the train metrics are blank)."""
+    names = ["epoch", "epoch_time", "step", "train_loss", "val_acc", "train_ppl", "val_loss"]
+    out = [",".join(names)]
+    for i in range(rows):
+        val = i % val_every == val_every - 1 and not (0 <= blank_val_from <= i)
+        cells = [str(i // 500), "", str(i * 10), "", "", "", ""]
+        if val:
+            cells[4], cells[6] = repr(rnd.random()), repr(rnd.random())
+        else:
+            cells[3], cells[5] = repr(rnd.random() * 5), repr(rnd.random() * 100)
+            if stray > 0 and i % stray == 1:
+                cells[4] = repr(rnd.random())
+        if i % 997 == 996:
+            cells[1] = repr(rnd.random() * 1000)  # an epoch row's cell beside a train row's
+        if last == "dense":
+            cells[6] = repr(rnd.random())
+        out.append(",".join(cells))
+    brk = "\r\n" if crlf else "\n"
+    return brk.join(out) + brk
+
+
+LIGHTNING = {  # name: (the file's text from a seeded generator)
+    "sparse val, crlf": lambda r: _lightning(6000, r, val_every=283),
+    "sparse val, lf": lambda r: _lightning(6000, r, val_every=283, crlf=False),
+    "val columns blank in the later chunks": lambda r: _lightning(6000, r, val_every=50, blank_val_from=2500),
+    "val cells off the train gaps": lambda r: _lightning(6000, r, val_every=283, stray=301),
+    "dense last column": lambda r: _lightning(6000, r, val_every=283, last="dense"),
+    "val on most rows": lambda r: _lightning(3000, r, val_every=2),
+    "cr only": lambda r: _lightning(3000, r, val_every=283).replace("\r\n", "\r"),
+    "cr beside a cell before its lf": lambda r: _lightning(3000, r, val_every=283).replace(
+        ",,\r\n", ",,\r\x1f\n", 3),
+    "blank lines and quotes": lambda r: _lightning(3000, r, val_every=283).replace(
+        "\r\n1,", "\r\n\r\n1,", 2).replace("\r\n2,", '\r\n"2",', 3),
+    "step -0": lambda r: _lightning(3000, r, val_every=283).replace("\r\n0,,0,", "\r\n0,,-0,", 1),
+    "epoch step (keras order)": lambda r: _lightning(3000, r, val_every=283).replace("epoch,epoch_time,step",
+                                                                                     "epoch,epoch_time,stp"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LIGHTNING))
+@pytest.mark.parametrize("chunk", [1 << 22, 1 << 14, 4093])
+def test_lightning_like_csvs_in_chunks_are_read_by_columns_as_by_rows(
+        name: str, chunk: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The column read's branches (a column blank in a whole chunk and not in the next; sparse cells all at the rows
+    where the train metrics are blank, or some elsewhere; the last column sparse, dense or the first one needed too;
+    breaks of "\\r" alone, or a "\\r" with a cell between it and its "\\n"; blank lines and quotes; a step "-0") in
+    files read whole and in chunks cut mid-row (a block of 4,093 bytes): the same reading as csv.reader's."""
+    from trainlint.readers import base
+
+    monkeypatch.setattr(base, "CHUNK", chunk)
+    p = tmp_path / "metrics.csv"
+    p.write_text(LIGHTNING[name](random.Random(28)), newline="")
+    taken = _Taken(monkeypatch)
+    a, b = _read_both(p, monkeypatch)
+    _same_reading(a, b, name)
+    lines = p.read_bytes().count(b"\n")
+    if name.startswith(("sparse", "val", "dense", "epoch")):
+        assert taken.rows > 0.9 * lines, (taken.rows, lines)
+    if name == "step -0":
+        steps = next(s for s in a.series.values() if s.name == "train_loss").steps  # type: ignore[attr-defined]
+        assert str(steps[0]) == "-0.0", steps[:3]
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.text("\r\nx", max_size=40), st.integers(0, 40))
+def test_paired_crs_says_when_newlines_alone_count_the_breaks(text: str, cut: int) -> None:
+    """paired_crs: the "\\r" of data[:end] when each is followed by "\\n" there (then the "\\n" are the breaks, as
+    count_breaks_bytes_py counts them), None when one stands alone (before a character, or at ``end``)."""
+    from trainlint.core.lines import count_breaks_bytes_py, paired_crs
+
+    data = text.encode()
+    end = min(cut, len(data))
+    crs = paired_crs(data, end)
+    head = data[:end]
+    lone = any(head[i:i + 1] == b"\r" and head[i + 1:i + 2] != b"\n" for i in range(len(head)))
+    assert (crs is None) == lone, (text, end)
+    if crs is not None:
+        assert crs == head.count(b"\r") and head.count(b"\n") == count_breaks_bytes_py(head), (text, end)
+
+
+def test_the_feed_tells_the_reader_the_breaks_of_its_text(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """FormatReader.breaks while scan reads a chunk the Tail fed: the "\\n" and "\\r" of the text scan is given
+    (a BOM and NULs dropped, bytes replaced), or None when a "\\r" stands alone; None again after scan. When
+    told, the "\\n" are the text's breaks."""
+    from trainlint.core.lines import count_breaks
+    from trainlint.core.model import LogFile
+    from trainlint.readers import base
+
+    seen: list[tuple[str, int, object]] = []
+
+    class Recorder(base.FormatReader):
+        format = "csv"
+
+        def scan(self, text: str, first_line: int) -> None:
+            seen.append((text, first_line, self.breaks))
+
+    monkeypatch.setattr(base, "CHUNK", 64)
+    monkeypatch.setattr(base, "count_breaks_bytes", base.count_breaks_bytes_py)  # the pure path's feed
+    rnd = random.Random(7)
+    pieces = ["a,b", "\r\n", "\n", "\r", "\x00", "\xff", "é", "\r\x1f\n", "1.5", ","]
+    told = 0
+    for k in range(300):
+        body = "".join(rnd.choice(pieces) for _ in range(rnd.randint(0, 80)))
+        data = (b"\xef\xbb\xbf" if k % 5 == 0 else b"") + body.encode("utf-8", "surrogateescape").replace(
+            "\xff".encode(), b"\xff")
+        p = tmp_path / f"{k}.csv"
+        p.write_bytes(data)
+        seen.clear()
+        reader = Recorder(LogFile(path=str(p), format="csv"))
+        tail = base.Tail(str(p), reader)
+        tail.update()
+        assert reader.breaks is None
+        for text, _, breaks in seen:
+            if breaks is not None:
+                told += 1
+                assert breaks == (text.count("\n"), text.count("\r")), (data, text, breaks)
+                assert count_breaks(text) == text.count("\n"), (data, text)
+    assert told > 100, told
