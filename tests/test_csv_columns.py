@@ -261,11 +261,12 @@ def test_the_pieces_are_those_of_the_compiled_comparison() -> None:
 
 
 def _lightning(rows: int, rnd: random.Random, *, val_every: int, last: str = "val", crlf: bool = True,
-               blank_val_from: int = -1, stray: int = -1) -> str:
+               blank_val_from: int = -1, stray: int = -1, apart: bool = False) -> str:
     """A Lightning-like metrics.csv: train rows (epoch, step, two train metrics), a validation row every
     ``val_every`` (the val metrics, the train ones blank), ``last``: the last column's name ("val": a val metric,
     "dense": a metric on every row). No val row after ``blank_val_from`` (>= 0): the val columns blank in whole
-    chunks. ``stray`` >= 0: a val cell on a train row every ``stray`` rows (not where the train metrics are blank)."""
+    chunks. ``stray`` >= 0: a val cell on a train row every ``stray`` rows (not where the train metrics are blank).
+    ``apart``: train_ppl blank on the row after each val row instead (as many blanks as train_loss, elsewhere)."""
     names = ["epoch", "epoch_time", "step", "train_loss", "val_acc", "train_ppl", "val_loss"]
     out = [",".join(names)]
     for i in range(rows):
@@ -277,6 +278,8 @@ def _lightning(rows: int, rnd: random.Random, *, val_every: int, last: str = "va
             cells[3], cells[5] = repr(rnd.random() * 5), repr(rnd.random() * 100)
             if stray > 0 and i % stray == 1:
                 cells[4] = repr(rnd.random())
+        if apart:
+            cells[5] = "" if i % val_every == 0 else repr(rnd.random() * 100)
         if i % 997 == 996:
             cells[1] = repr(rnd.random() * 1000)  # an epoch row's cell beside a train row's
         if last == "dense":
@@ -295,7 +298,8 @@ LIGHTNING = {  # name: (the file's text from a seeded generator)
     "val on most rows": lambda r: _lightning(3000, r, val_every=2),
     "cr only": lambda r: _lightning(3000, r, val_every=283).replace("\r\n", "\r"),
     "cr beside a cell before its lf": lambda r: _lightning(3000, r, val_every=283).replace(
-        ",,\r\n", ",,\r\x1f\n", 3),
+        ",\r\n", ",\r\x1f\n", 3),
+    "train gaps apart": lambda r: _lightning(6000, r, val_every=283, apart=True),
     "blank lines and quotes": lambda r: _lightning(3000, r, val_every=283).replace(
         "\r\n1,", "\r\n\r\n1,", 2).replace("\r\n2,", '\r\n"2",', 3),
     "step -0": lambda r: _lightning(3000, r, val_every=283).replace("\r\n0,,0,", "\r\n0,,-0,", 1),
@@ -321,7 +325,7 @@ def test_lightning_like_csvs_in_chunks_are_read_by_columns_as_by_rows(
     a, b = _read_both(p, monkeypatch)
     _same_reading(a, b, name)
     lines = p.read_bytes().count(b"\n")
-    if name.startswith(("sparse", "val", "dense", "epoch")):
+    if name.startswith(("sparse", "val", "dense", "epoch", "train")):
         assert taken.rows > 0.9 * lines, (taken.rows, lines)
     if name == "step -0":
         steps = next(s for s in a.series.values() if s.name == "train_loss").steps  # type: ignore[attr-defined]
