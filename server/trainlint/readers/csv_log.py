@@ -328,7 +328,7 @@ class CsvReader(FormatReader):
         except ValueError:
             return False
         walls = _walls(column(st.wall_col)) if st.wall_col >= 0 else None
-        # (its buffers, its values, the rows of its blank cells when few, else those of its values; None: every row)
+        # (column, buffers, values, the rows of its blank cells when few, else None, and then the rows of its values)
         taken: list[tuple[int, _Buf, array, list[int] | None, list[int] | None]] = []
         sparse, odd = [], []
         gaps_seen: set[int] = set()
