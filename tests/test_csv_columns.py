@@ -332,28 +332,9 @@ def test_lightning_like_csvs_in_chunks_are_read_by_columns_as_by_rows(
         assert str(steps[0]) == "-0.0", steps[:3]
 
 
-@settings(max_examples=2000, deadline=None)
-@given(st.text("\r\nx", max_size=40), st.integers(0, 40))
-def test_paired_crs_says_when_newlines_alone_count_the_breaks(text: str, cut: int) -> None:
-    """paired_crs: the "\\r" of data[:end] when each is followed by "\\n" there (then the "\\n" are the breaks, as
-    count_breaks_bytes_py counts them), None when one stands alone (before a character, or at ``end``)."""
-    from trainlint.core.lines import count_breaks_bytes_py, paired_crs
-
-    data = text.encode()
-    end = min(cut, len(data))
-    crs = paired_crs(data, end)
-    head = data[:end]
-    lone = any(head[i:i + 1] == b"\r" and head[i + 1:i + 2] != b"\n" for i in range(len(head)))
-    assert (crs is None) == lone, (text, end)
-    if crs is not None:
-        assert crs == head.count(b"\r") and head.count(b"\n") == count_breaks_bytes_py(head), (text, end)
-
-
 def test_the_feed_tells_the_reader_the_breaks_of_its_text(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """FormatReader.breaks while scan reads a chunk the Tail fed: the "\\n" and "\\r" of the text scan is given
-    (a BOM and NULs dropped, bytes replaced), or None when a "\\r" stands alone; None again after scan. When
-    told, the "\\n" are the text's breaks."""
-    from trainlint.core.lines import count_breaks
+    (a BOM and NULs dropped, bytes replaced); None again after scan."""
     from trainlint.core.model import LogFile
     from trainlint.readers import base
 
@@ -382,8 +363,59 @@ def test_the_feed_tells_the_reader_the_breaks_of_its_text(tmp_path: Path, monkey
         tail.update()
         assert reader.breaks is None
         for text, _, breaks in seen:
-            if breaks is not None:
-                told += 1
-                assert breaks == (text.count("\n"), text.count("\r")), (data, text, breaks)
-                assert count_breaks(text) == text.count("\n"), (data, text)
-    assert told > 100, told
+            assert breaks == (text.count("\n"), text.count("\r")), (data, text, breaks)
+            told += 1
+    assert told > 300, told
+
+
+def test_the_line_index_counts_the_bytes_breaks_whoever_pairs_them(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pure feed counts "\\n" alone when the CSV reader found every "\\r" of its rows followed by "\\n"
+    (``paired``), else looks for a lone "\\r" itself: CRLF CSVs with a lone "\\r", a cell between a "\\r" and
+    its "\\n", a NUL there (the text's "\\r\\n" is two breaks of the bytes), LF rows under a CRLF header, read in
+    blocks of 200 bytes to 4 KB: every line-index entry and the line the Tail goes on from are count_breaks_bytes'
+    of the bytes before them, and the reading is csv.reader's."""
+    from trainlint.core.lines import count_breaks_bytes_py
+    from trainlint.readers import base, csv_log, open_source
+
+    monkeypatch.setattr(base, "count_breaks_bytes", count_breaks_bytes_py)
+    monkeypatch.setattr(base, "INDEX_STEP", 256)
+    monkeypatch.setattr(csv_log, "CSCAN", None)
+    paired = []
+    scan = csv_log.CsvReader.scan
+
+    def scanned(self, text, first_line):  # type: ignore[no-untyped-def]
+        scan(self, text, first_line)
+        paired.append(self.paired)
+
+    monkeypatch.setattr(csv_log.CsvReader, "scan", scanned)
+    told: list[bool] = []
+    rnd = random.Random(11)
+    for k in range(120):
+        rows = [f"{i},{rnd.random()!r},{'' if i % 7 else rnd.random()!r}" for i in range(rnd.randint(1, 300))]
+        text = "step,loss,val\r\n" + "".join(r + rnd.choice(["\r\n"] * 40 + ["\n", "\r", "\r\x1f\n", "\r\x00\n"])
+                                             for r in rows)
+        if k % 3 == 0:
+            text = text.replace("\r\n", "\n").replace("step,loss,val\n", "step,loss,val\r\n")
+        data = text.encode()
+        p = tmp_path / "metrics.csv"
+        p.write_bytes(data)
+        monkeypatch.setattr(base, "CHUNK", rnd.choice([200, 1000, 4096]))
+        src = open_source(str(p), "csv")
+        src.update()
+        for line, off in src.log.line_index:
+            assert line == count_breaks_bytes_py(data[:off]) + 1, (k, line, off, data[:off][-40:])
+        done = data.rfind(b"\n") + 1
+        assert src.next_line == count_breaks_bytes_py(data[:done]) + 1, k  # type: ignore[attr-defined]
+        told += paired
+        with monkeypatch.context() as m:
+            _by_rows(m)
+            _same_reading(src.log, _reread(p), f"edit {k}")
+        paired.clear()
+    assert told.count(True) > 50 and told.count(False) > 50, (told.count(True), told.count(False))
+
+
+def _reread(p: Path) -> object:
+    from trainlint.readers import read
+
+    return read(str(p), "csv")

@@ -56,18 +56,3 @@ def count_breaks_bytes_py(data: bytes, start: int = 0, end: int | None = None) -
 
 count_breaks_bytes = count_breaks_bytes_py if CLINES is None else CLINES.count_breaks
 
-
-def paired_crs(data: bytes, end: int) -> int | None:
-    """The "\\r" in ``data[:end]`` when each is followed by a "\\n" (0 when there is none), else None: a "\\r"
-    stands alone. When not None every break is one "\\n", and bytes.count of "\\n" alone counts them: the feed's
-    line index counts a 64 KB window in one pass instead of count_breaks_bytes_py's three, after these two made once
-    a chunk (one bytes.find when there is no "\\r")."""
-    if data.find(b"\r", 0, end) < 0:
-        return 0
-    crs = data.count(b"\r", 0, end)
-    return crs if data.count(b"\r\n", 0, end) == crs else None
-
-
-def count_newlines(data: bytes, start: int, end: int) -> int:
-    """The "\\n" in ``data[start:end]``: its breaks when paired_crs says no "\\r" stands alone."""
-    return data.count(b"\n", start, end)

@@ -92,12 +92,18 @@ class CsvReader(FormatReader):
         bufs = self._buffers()
         end = text.rfind("\n") + 1
         if end > pos:
-            breaks = self.breaks  # the feed's count of the chunk's breaks: those of text[pos:end] without the header's
-            if breaks is not None and pos:
-                breaks = (breaks[0] - text.count("\n", 0, pos), breaks[1] - text.count("\r", 0, pos))
+            breaks = self.breaks  # the feed's counts of the chunk's "\n" and "\r": text[pos:end]'s are fewer by the
+            if breaks is not None:  # header's (and blank lines before it) and the partial line's
+                tail = text.count("\r", end) if end < len(text) else 0
+                head = (text.count("\n", 0, pos), text.count("\r", 0, pos)) if pos else (0, 0)
+                breaks = (breaks[0] - head[0], breaks[1] - head[1] - tail)
+                # _plain_text reads the rows only when each "\r" there is followed by "\n": then all the text's are
+                self.paired = not tail and head[1] == (text.count("\r\n", 0, pos) if pos else 0)
             rows = self._plain_text(text[pos:end] if pos or end < len(text) else text, line, bufs, breaks)
             if rows >= 0:
                 pos, line = end, line + rows
+            else:
+                self.paired = False
         if pos < len(text):
             self._read_lines(split_lines(text[pos:] if pos else text), 0, line, bufs)
         self._extend(bufs)
@@ -248,10 +254,10 @@ class CsvReader(FormatReader):
         """The complete lines ``text`` (the first on physical line ``line``) read by _take when every one is a plain
         row: the header's number of cells split at every comma, all ended by "\\n" or all by "\\r\\n", no quote,
         NUL or over-long line (see _odd_lines). ``breaks``: (the "\\n" and the "\\r" in ``text``) when the feed
-        counted them (FormatReader.breaks), else counted here. One split at the commas gives the cells:
-        a row's last cell and the next row's first share a piece, which holds the row's only break (the count of
-        breaks says no other does). Returns the rows read, or -1: not every row is plain (or _take declined a
-        cell), nothing read."""
+        counted them (FormatReader.breaks), else counted here. One split at the commas gives the cells: a row's last
+        cell and the next row's first share a piece, which holds the row's only break (the count of breaks says no
+        other does; each "\\r" is checked to be followed by its "\\n", which the feed relies on: ``paired``).
+        Returns the rows read, or -1: not every row is plain (or _take declined a cell), nothing read."""
         nc = len(bufs)
         if nc < 2 or '"' in text or "\0" in text or not _short_lines(text):
             return -1
