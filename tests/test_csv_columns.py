@@ -372,9 +372,9 @@ def test_the_line_index_counts_the_bytes_breaks_whoever_pairs_them(tmp_path: Pat
                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     """The pure feed counts "\\n" alone when the CSV reader found every "\\r" of its rows followed by "\\n"
     (``paired``), else looks for a lone "\\r" itself: CRLF CSVs with a lone "\\r", a cell between a "\\r" and
-    its "\\n", a NUL there (the text's "\\r\\n" is two breaks of the bytes), LF rows under a CRLF header, read in
-    blocks of 200 bytes to 4 KB: every line-index entry and the line the Tail goes on from are count_breaks_bytes'
-    of the bytes before them, and the reading is csv.reader's."""
+    its "\\n", a NUL there (the text's "\\r\\n" is two breaks of the bytes), LF rows under a CRLF header, a lone
+    "\\r" before the header, read in blocks of 200 bytes to 4 KB: every line-index entry and the line the Tail
+    goes on from are count_breaks_bytes' of the bytes before them, and the reading is csv.reader's."""
     from trainlint.core.lines import count_breaks_bytes_py
     from trainlint.readers import base, csv_log, open_source
 
@@ -397,6 +397,8 @@ def test_the_line_index_counts_the_bytes_breaks_whoever_pairs_them(tmp_path: Pat
                                              for r in rows)
         if k % 3 == 0:
             text = text.replace("\r\n", "\n").replace("step,loss,val\n", "step,loss,val\r\n")
+        if k % 5 == 1:  # a lone "\r" (a blank line) before the header, in the chunk the rows start in
+            text = "\r" + text
         data = text.encode()
         p = tmp_path / "metrics.csv"
         p.write_bytes(data)
