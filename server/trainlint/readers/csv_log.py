@@ -258,8 +258,8 @@ class CsvReader(FormatReader):
         cell and the next row's first share a piece, which holds the row's only break (the count of breaks says no
         other does; each "\\r" is checked to be followed by its "\\n", which the feed relies on: ``paired``).
         Returns the rows read, or -1: not every row is plain (or _take declined a cell), nothing read."""
-        nc = len(bufs)
-        if nc < 2 or '"' in text or "\0" in text or not _short_lines(text):
+        nc = len(bufs)  # a NUL: none in what the feed counted (it dropped them), else looked for
+        if nc < 2 or '"' in text or (breaks is None and "\0" in text) or not _short_lines(text):
             return -1
         n, crs = breaks or (text.count("\n"), text.count("\r"))
         if crs and crs != n:  # every "\r" ends a row before its "\n" (the pieces holding a break say where)
