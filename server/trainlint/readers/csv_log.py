@@ -343,27 +343,30 @@ class CsvReader(FormatReader):
             if buf is None:
                 continue
             cells = column(k)
-            blanks = cells.count("")
-            if blanks == m:  # a column blank in every row of the chunk: no value
-                continue
-            if blanks * 8 >= m:
-                sparse.append((k, buf, cells, blanks))
-                continue
+            # Few blanks, likely (a train metric): found by list.index, no pass counting them. Else counted.
+            gaps = _blank_rows(cells, (m - 1) >> 3) if cells[:64].count("") <= 8 else None
+            if gaps is None:
+                blanks = cells.count("")
+                if blanks == m:  # a column blank in every row of the chunk: no value
+                    continue
+                if blanks * 8 >= m:
+                    sparse.append((k, buf, cells, blanks))
+                    continue
+                gaps = _blank_rows(cells, blanks)
             try:
-                values = array("d", list(map(float, filter(None, cells) if blanks else cells)))
+                values = array("d", list(map(float, filter(None, cells) if gaps else cells)))
             except ValueError:
                 values, cells, first = _odd_column(cells)
                 odd += [(first[0], k, first[1])] if first else []
                 taken.append((k, buf, values, *_rows_of(cells, m)))
                 continue
-            # A Lightning train metric is blank where the others are (the validation and epoch rows): the rows
-            # found for one are checked for the next (its blanks there, and no more), not searched again.
-            gaps = next((g for g in known if len(g) == blanks and not any(map(cells.__getitem__, g))), None)
-            if gaps is None:
-                gaps = _blank_rows(cells, blanks)
-                known.append(gaps)
-                gaps_seen.update(gaps)
-            taken.append((k, buf, values, gaps, None))
+            # A Lightning train metric is blank where the others are (the validation and epoch rows): one list of
+            # them for both, whose steps and lines are picked once (by its id).
+            same = next((g for g in known if g == gaps), None)
+            if same is None:
+                known.append(gaps)  # type: ignore[arg-type]
+                gaps_seen.update(gaps)  # type: ignore[arg-type]
+            taken.append((k, buf, values, same or gaps, None))
         near = sorted(gaps_seen) if sparse and len(gaps_seen) * 8 < m else []
         for k, buf, cells, blanks in sparse:
             where = list(filter(cells.__getitem__, near))
@@ -496,12 +499,16 @@ def _short_lines(text: str) -> bool:
     return all(text.find("\n", a, a + w) >= 0 for a in range(0, len(text) - w + 1, w))
 
 
-def _blank_rows(cells: list[str], blanks: int) -> list[int]:
-    """The rows of a column's ``blanks`` blank cells, found by list.index (a Python step a blank, not a cell)."""
+def _blank_rows(cells: list[str], most: int) -> list[int] | None:
+    """The rows of a column's blank cells, found by list.index (a Python step a blank, not a cell); None when there
+    are more than ``most``."""
     gaps, at = [], -1
-    for _ in range(blanks):
-        at = cells.index("", at + 1)
-        gaps.append(at)
+    with contextlib.suppress(ValueError):
+        while True:
+            at = cells.index("", at + 1)
+            if len(gaps) == most:
+                return None
+            gaps.append(at)
     return gaps
 
 
