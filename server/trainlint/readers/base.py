@@ -336,19 +336,19 @@ class Tail(Source):
                 return at + 2
             end = at + 1
 
-    def _index(self, data: bytes, cut: int, offset: int, newlines: list[int] | None = None) -> tuple[int, int]:
+    def _index(self, data: bytes, cut: int, offset: int, breaks: list[int] | None = None) -> tuple[int, int]:
         """Index entries (line, byte offset) at the chunk ``data[:cut]``'s start and then every ~64 KB, each just
         after a ``\n`` (so no ``\r\n`` is cut; _window_ends): a finding's line is found by reading 64 KB, not the
         4 MB chunk. Returns (the breaks counted, the byte they were counted up to), so the chunk's own count goes on
-        from there instead of counting the chunk twice. ``newlines``: each window's breaks, when the "\\n" counted
-        are (no "\\r" stands alone), else count_breaks_bytes counts them."""
+        from there instead of counting the chunk twice. ``breaks``: each window's breaks, when counted already
+        (the pure feed's), else count_breaks_bytes counts them."""
         index = self.log.line_index
         index.append((self.next_line, offset))
         if self.encoding != "utf-8":  # a byte search would cut a UTF-16 character: the chunk start only
             return 0, 0
         line, prev = self.next_line, 0
         for k, at in enumerate(_window_ends(data, cut)):
-            line += newlines[k] if newlines is not None else count_breaks_bytes(data, prev, at)
+            line += breaks[k] if breaks is not None else count_breaks_bytes(data, prev, at)
             if at < cut:
                 index.append((line, offset + at))
             prev = at
@@ -357,11 +357,10 @@ class Tail(Source):
     def _feed(self, data: bytes, cut: int, offset: int) -> None:
         """Read the chunk ``data[:cut]`` (file offset ``offset``) without copying it out of the block it was read
         in: the decode reads a view, the searches and counts take bounds (two copies of every 4 MB block were a
-        third of the feed's own time). Without the compiled line counter, the breaks are counted as "\\n" alone
-        (one pass, where count_breaks_bytes_py makes three) when no "\\r" stands alone: none is there, or the
-        reader found each followed by "\\n" (``paired``: the pure CSV read checks its rows' breaks), or, when it did
-        not, "\\r\\n" counted as often as "\\r"; the reader is told the counts (``breaks``), not to count them
-        again."""
+        third of the feed's own time). Without the compiled line counter, "\\n" and "\\r" are counted a window of
+        the line index at a time, and the reader is told the chunk's (``breaks``), not to count them again; "\\r\\n"
+        too (count_breaks_bytes_py's three passes) only when there is a "\\r" and the reader did not find each
+        followed by "\\n" (``paired``: the pure CSV read checks its rows' breaks)."""
         if self.encoding != "utf-8":
             self._feed_utf16(data[:cut], offset)
             return
@@ -385,19 +384,24 @@ class Tail(Source):
             n = counted + count_breaks_bytes(data, upto, cut)
         else:
             ends = _window_ends(data, cut)
-            newlines = list(map(data.count, itertools.repeat(b"\n"), [0, *ends], [*ends, cut]))
-            crs = 0 if data.find(b"\r", 0, cut) < 0 else data.count(b"\r", 0, cut)
+            starts, stops = [0, *ends], [*ends, cut]
+            breaks = list(map(data.count, itertools.repeat(b"\n"), starts, stops))
+            returns = None
+            if data.find(b"\r", 0, cut) >= 0:
+                returns = list(map(data.count, itertools.repeat(b"\r"), starts, stops))
             # The decode keeps every "\r" and "\n" (neither is part of a character, nor of bytes it replaces); the
             # BOM and NULs dropped are neither. A NUL dropped from between a "\r" and a "\n" pairs them in the text
             # only: then the bytes are counted here.
-            self.reader.breaks, self.reader.paired = (sum(newlines), crs), False
+            self.reader.breaks, self.reader.paired = (sum(breaks), sum(returns or ())), False
             try:
                 self.reader.scan(text, self.next_line)
-                paired = not crs or (self.reader.paired and not nul) or data.count(b"\r\n", 0, cut) == crs
+                if returns is not None and not (self.reader.paired and not nul):  # count_breaks_bytes_py's count
+                    pairs = map(data.count, itertools.repeat(b"\r\n"), starts, stops)
+                    breaks = [nl + cr - crlf for nl, cr, crlf in zip(breaks, returns, pairs, strict=True)]
             finally:
                 self.reader.breaks, self.reader.paired = None, False
-            counted, upto = self._index(data, cut, offset, newlines if paired else None)
-            n = counted + (newlines[-1] if paired else count_breaks_bytes(data, upto, cut))
+            counted, upto = self._index(data, cut, offset, breaks)
+            n = counted + breaks[-1]
         self.next_line += n if data[cut - 1:cut] in (b"\n", b"\r") else n + 1
         self.offset = offset + cut
 
