@@ -382,7 +382,14 @@ class CsvReader(FormatReader):
         for i, k, cell in sorted(odd):  # as _rows meets them: by row, then by column
             self._not_a_number(bufs[k][4], cell, line + i)  # type: ignore[index]
         st.rows += m
-        rows = [steps, array("I", range(line, line + m)), walls]
+        self._put(taken, [steps, array("I", range(line, line + m)), walls], m, into)
+        return True
+
+    def _put(self, taken: list[tuple[int, _Buf, array, list[int] | None, list[int] | None]],
+             rows: list[array | None], m: int, into: list[Series | None] | None) -> None:
+        """The columns ``taken`` (column, buffers, values, the rows of its few blank cells or None, and then the
+        rows of its values) with their steps, lines and walls (``rows``: every row's) to their buffers, or to
+        their series themselves (``into``)."""
         spans: dict[int, list[array | None]] = {}  # by id(gaps): a list of gaps is shared by the columns it fits
         for k, buf, values, gaps, where in taken:
             if not values:
@@ -399,7 +406,6 @@ class CsvReader(FormatReader):
             buf[2].extend(got[1])  # type: ignore[arg-type]
             if got[2] is not None:
                 buf[3].extend(got[2])
-        return True
 
     def _odd_cell(self, raw: str, name: str, line: int) -> float | None:
         """A cell float() refused: padded or quoted numbers are read; blank ones are absent values; anything
