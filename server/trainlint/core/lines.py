@@ -55,4 +55,3 @@ def count_breaks_bytes_py(data: bytes, start: int = 0, end: int | None = None) -
 
 
 count_breaks_bytes = count_breaks_bytes_py if CLINES is None else CLINES.count_breaks
-
