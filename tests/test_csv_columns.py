@@ -48,8 +48,8 @@ class _Taken:
         reader = _module().CsvReader
         take = reader._take
 
-        def counted(this, column, m, line, bufs):  # type: ignore[no-untyped-def]
-            ok = take(this, column, m, line, bufs)
+        def counted(this, column, m, line, bufs, into=None):  # type: ignore[no-untyped-def]
+            ok = take(this, column, m, line, bufs, into)
             self.rows += m if ok else 0
             return ok
 
@@ -60,7 +60,7 @@ def _by_rows(m: pytest.MonkeyPatch) -> None:
     """The reader with the column read off: every line of a chunk is csv.reader's (_rows)."""
     csv_log = _module()
     m.setattr(csv_log, "_odd_lines", lambda lines, start, columns: list(range(start, len(lines))))
-    m.setattr(csv_log.CsvReader, "_plain_text", lambda self, text, line, bufs: -1)
+    m.setattr(csv_log.CsvReader, "_plain_text", lambda self, text, line, bufs, breaks=None: -1)
 
 
 def _read_both(path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[object, object]:
@@ -258,3 +258,166 @@ def test_odd_cells_in_many_rows_are_read_by_columns_as_by_rows(every: int, colum
 def test_the_pieces_are_those_of_the_compiled_comparison() -> None:
     """The edits above include every CSV_PIECES case the compiled scanner's comparison feeds (quotes, lone "\\r")."""
     assert {'"', '"a\nb"', "\r", "\r\r\n", "\n\n", ",,"} <= set(CSV_PIECES)
+
+
+def _lightning(rows: int, rnd: random.Random, *, val_every: int, last: str = "val", crlf: bool = True,
+               blank_val_from: int = -1, stray: int = -1, apart: bool = False) -> str:
+    """A Lightning-like metrics.csv: train rows (epoch, step, two train metrics), a validation row every
+    ``val_every`` (the val metrics, the train ones blank), ``last``: the last column's name ("val": a val metric,
+    "dense": a metric on every row). No val row after ``blank_val_from`` (>= 0): the val columns blank in whole
+    chunks. ``stray`` >= 0: a val cell on a train row every ``stray`` rows (not where the train metrics are blank).
+    ``apart``: train_ppl blank on the row after each val row instead (as many blanks as train_loss, elsewhere)."""
+    names = ["epoch", "epoch_time", "step", "train_loss", "val_acc", "train_ppl", "val_loss"]
+    out = [",".join(names)]
+    for i in range(rows):
+        val = i % val_every == val_every - 1 and not (0 <= blank_val_from <= i)
+        cells = [str(i // 500), "", str(i * 10), "", "", "", ""]
+        if val:
+            cells[4], cells[6] = repr(rnd.random()), repr(rnd.random())
+        else:
+            cells[3], cells[5] = repr(rnd.random() * 5), repr(rnd.random() * 100)
+            if stray > 0 and i % stray == 1:
+                cells[4] = repr(rnd.random())
+        if apart:
+            cells[5] = "" if i % val_every == 0 else repr(rnd.random() * 100)
+        if i % 997 == 996:
+            cells[1] = repr(rnd.random() * 1000)  # an epoch row's cell beside a train row's
+        if last == "dense":
+            cells[6] = repr(rnd.random())
+        out.append(",".join(cells))
+    brk = "\r\n" if crlf else "\n"
+    return brk.join(out) + brk
+
+
+LIGHTNING = {  # name: (the file's text from a seeded generator)
+    "sparse val, crlf": lambda r: _lightning(6000, r, val_every=283),
+    "sparse val, lf": lambda r: _lightning(6000, r, val_every=283, crlf=False),
+    "val columns blank in the later chunks": lambda r: _lightning(6000, r, val_every=50, blank_val_from=2500),
+    "val cells off the train gaps": lambda r: _lightning(6000, r, val_every=283, stray=301),
+    "dense last column": lambda r: _lightning(6000, r, val_every=283, last="dense"),
+    "val on most rows": lambda r: _lightning(3000, r, val_every=2),
+    "cr only": lambda r: _lightning(3000, r, val_every=283).replace("\r\n", "\r"),
+    "cr beside a cell before its lf": lambda r: _lightning(3000, r, val_every=283).replace(
+        ",\r\n", ",\r\x1f\n", 3),
+    "train gaps apart": lambda r: _lightning(6000, r, val_every=283, apart=True),
+    "blank lines and quotes": lambda r: _lightning(3000, r, val_every=283).replace(
+        "\r\n1,", "\r\n\r\n1,", 2).replace("\r\n2,", '\r\n"2",', 3),
+    "step -0": lambda r: _lightning(3000, r, val_every=283).replace("\r\n0,,0,", "\r\n0,,-0,", 1),
+    "epoch step (keras order)": lambda r: _lightning(3000, r, val_every=283).replace("epoch,epoch_time,step",
+                                                                                     "epoch,epoch_time,stp"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LIGHTNING))
+@pytest.mark.parametrize("chunk", [1 << 22, 1 << 14, 4093])
+def test_lightning_like_csvs_in_chunks_are_read_by_columns_as_by_rows(
+        name: str, chunk: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The column read's branches (a column blank in a whole chunk and not in the next; sparse cells all at the rows
+    where the train metrics are blank, or some elsewhere; the last column sparse, dense or the first one needed too;
+    breaks of "\\r" alone, or a "\\r" with a cell between it and its "\\n"; blank lines and quotes; a step "-0") in
+    files read whole and in chunks cut mid-row (a block of 4,093 bytes): the same reading as csv.reader's."""
+    from trainlint.readers import base
+
+    monkeypatch.setattr(base, "CHUNK", chunk)
+    p = tmp_path / "metrics.csv"
+    p.write_text(LIGHTNING[name](random.Random(28)), newline="")
+    taken = _Taken(monkeypatch)
+    a, b = _read_both(p, monkeypatch)
+    _same_reading(a, b, name)
+    lines = p.read_bytes().count(b"\n")
+    if name.startswith(("sparse", "val", "dense", "epoch", "train")):
+        assert taken.rows > 0.9 * lines, (taken.rows, lines)
+    if name == "step -0":
+        steps = next(s for s in a.series.values() if s.name == "train_loss").steps  # type: ignore[attr-defined]
+        assert str(steps[0]) == "-0.0", steps[:3]
+
+
+def test_the_feed_tells_the_reader_the_breaks_of_its_text(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """FormatReader.breaks while scan reads a chunk the Tail fed: the "\\n" and "\\r" of the text scan is given
+    (a BOM and NULs dropped, bytes replaced); None again after scan."""
+    from trainlint.core.model import LogFile
+    from trainlint.readers import base
+
+    seen: list[tuple[str, int, object]] = []
+
+    class Recorder(base.FormatReader):
+        format = "csv"
+
+        def scan(self, text: str, first_line: int) -> None:
+            seen.append((text, first_line, self.breaks))
+
+    monkeypatch.setattr(base, "CHUNK", 64)
+    monkeypatch.setattr(base, "count_breaks_bytes", base.count_breaks_bytes_py)  # the pure path's feed
+    rnd = random.Random(7)
+    pieces = ["a,b", "\r\n", "\n", "\r", "\x00", "\xff", "é", "\r\x1f\n", "1.5", ","]
+    told = 0
+    for k in range(300):
+        body = "".join(rnd.choice(pieces) for _ in range(rnd.randint(0, 80)))
+        data = (b"\xef\xbb\xbf" if k % 5 == 0 else b"") + body.encode("utf-8", "surrogateescape").replace(
+            "\xff".encode(), b"\xff")
+        p = tmp_path / f"{k}.csv"
+        p.write_bytes(data)
+        seen.clear()
+        reader = Recorder(LogFile(path=str(p), format="csv"))
+        tail = base.Tail(str(p), reader)
+        tail.update()
+        assert reader.breaks is None
+        for text, _, breaks in seen:
+            assert breaks == (text.count("\n"), text.count("\r")), (data, text, breaks)
+            told += 1
+    assert told > 300, told
+
+
+def test_the_line_index_counts_the_bytes_breaks_whoever_pairs_them(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pure feed counts "\\n" alone when the CSV reader found every "\\r" of its rows followed by "\\n"
+    (``paired``), else looks for a lone "\\r" itself: CRLF CSVs with a lone "\\r", a cell between a "\\r" and
+    its "\\n", a NUL there (the text's "\\r\\n" is two breaks of the bytes), LF rows under a CRLF header, a lone
+    "\\r" before the header, read in blocks of 200 bytes to 4 KB: every line-index entry and the line the Tail
+    goes on from are count_breaks_bytes' of the bytes before them, and the reading is csv.reader's."""
+    from trainlint.core.lines import count_breaks_bytes_py
+    from trainlint.readers import base, csv_log, open_source
+
+    monkeypatch.setattr(base, "count_breaks_bytes", count_breaks_bytes_py)
+    monkeypatch.setattr(base, "INDEX_STEP", 256)
+    monkeypatch.setattr(csv_log, "CSCAN", None)
+    paired = []
+    scan = csv_log.CsvReader.scan
+
+    def scanned(self, text, first_line):  # type: ignore[no-untyped-def]
+        scan(self, text, first_line)
+        paired.append(self.paired)
+
+    monkeypatch.setattr(csv_log.CsvReader, "scan", scanned)
+    told: list[bool] = []
+    rnd = random.Random(11)
+    for k in range(120):
+        rows = [f"{i},{rnd.random()!r},{'' if i % 7 else rnd.random()!r}" for i in range(rnd.randint(1, 300))]
+        text = "step,loss,val\r\n" + "".join(r + rnd.choice(["\r\n"] * 40 + ["\n", "\r", "\r\x1f\n", "\r\x00\n"])
+                                             for r in rows)
+        if k % 3 == 0:
+            text = text.replace("\r\n", "\n").replace("step,loss,val\n", "step,loss,val\r\n")
+        if k % 5 == 1:  # a lone "\r" (a blank line) before the header, in the chunk the rows start in
+            text = "\r" + text
+        data = text.encode()
+        p = tmp_path / "metrics.csv"
+        p.write_bytes(data)
+        monkeypatch.setattr(base, "CHUNK", rnd.choice([200, 1000, 4096]))
+        src = open_source(str(p), "csv")
+        src.update()
+        for line, off in src.log.line_index:
+            assert line == count_breaks_bytes_py(data[:off]) + 1, (k, line, off, data[:off][-40:])
+        done = data.rfind(b"\n") + 1
+        assert src.next_line == count_breaks_bytes_py(data[:done]) + 1, k  # type: ignore[attr-defined]
+        told += paired
+        with monkeypatch.context() as m:
+            _by_rows(m)
+            _same_reading(src.log, _reread(p), f"edit {k}")
+        paired.clear()
+    assert told.count(True) > 50 and told.count(False) > 50, (told.count(True), told.count(False))
+
+
+def _reread(p: Path) -> object:
+    from trainlint.readers import read
+
+    return read(str(p), "csv")

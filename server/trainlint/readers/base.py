@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import copy
 import errno
+import itertools
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..core import fsio
 from ..core.fsio import TooLarge, open_regular
-from ..core.lines import count_breaks, count_breaks_bytes
+from ..core.lines import count_breaks, count_breaks_bytes, count_breaks_bytes_py
 from ..core.model import LogFile, Series, series_key
 from ..core.roles import Classified, RoleMap, classify
 
@@ -71,6 +72,12 @@ class FormatReader(ABC):
 
     # Parser state that survives between chunks. Readers keep it in ``self.state``.
     state: Any = None
+    #: While ``scan`` reads a chunk a Tail fed it: (the "\\n" and the "\\r" of its text), when the Tail counted them
+    #: (the pure path); None otherwise. A reader needing them (the pure CSV read) need not count them again.
+    breaks: tuple[int, int] | None = None
+    #: Set by ``scan`` (told ``breaks``) when it found each "\\r" of its text followed by "\\n": the Tail's count of
+    #: "\\n" is then the breaks', and it need not look for a lone "\\r" itself.
+    paired: bool = False
 
     def snapshot(self) -> Any:
         return copy.deepcopy(self.state)
@@ -329,23 +336,19 @@ class Tail(Source):
                 return at + 2
             end = at + 1
 
-    def _index(self, data: bytes, cut: int, offset: int) -> tuple[int, int]:
+    def _index(self, data: bytes, cut: int, offset: int, breaks: list[int] | None = None) -> tuple[int, int]:
         """Index entries (line, byte offset) at the chunk ``data[:cut]``'s start and then every ~64 KB, each just
-        after a ``\n`` (so no ``\r\n`` is cut): a finding's line is found by reading 64 KB, not the 4 MB chunk.
-        Returns (the breaks counted, the byte they were counted up to), so the chunk's own count goes on from
-        there instead of counting the chunk twice."""
+        after a ``\n`` (so no ``\r\n`` is cut; _window_ends): a finding's line is found by reading 64 KB, not the
+        4 MB chunk. Returns (the breaks counted, the byte they were counted up to), so the chunk's own count goes on
+        from there instead of counting the chunk twice. ``breaks``: each window's breaks, when counted already
+        (the pure feed's), else count_breaks_bytes counts them."""
         index = self.log.line_index
         index.append((self.next_line, offset))
         if self.encoding != "utf-8":  # a byte search would cut a UTF-16 character: the chunk start only
             return 0, 0
         line, prev = self.next_line, 0
-        while prev + INDEX_STEP < cut:
-            at = data.rfind(b"\n", prev, prev + INDEX_STEP) + 1
-            if at <= prev:  # 64 KB without a \n (a progress bar's redraws): index at the next one
-                at = data.find(b"\n", prev + INDEX_STEP, cut) + 1
-                if at <= 0:
-                    break
-            line += count_breaks_bytes(data, prev, at)
+        for k, at in enumerate(_window_ends(data, cut)):
+            line += breaks[k] if breaks is not None else count_breaks_bytes(data, prev, at)
             if at < cut:
                 index.append((line, offset + at))
             prev = at
@@ -354,7 +357,10 @@ class Tail(Source):
     def _feed(self, data: bytes, cut: int, offset: int) -> None:
         """Read the chunk ``data[:cut]`` (file offset ``offset``) without copying it out of the block it was read
         in: the decode reads a view, the searches and counts take bounds (two copies of every 4 MB block were a
-        third of the feed's own time)."""
+        third of the feed's own time). Without the compiled line counter, "\\n" and "\\r" are counted a window of
+        the line index at a time, and the reader is told the chunk's (``breaks``), not to count them again; "\\r\\n"
+        too (count_breaks_bytes_py's three passes) only when there is a "\\r" and the reader did not find each
+        followed by "\\n" (``paired``: the pure CSV read checks its rows' breaks)."""
         if self.encoding != "utf-8":
             self._feed_utf16(data[:cut], offset)
             return
@@ -371,11 +377,33 @@ class Tail(Source):
             _heap.warm_up()
         if offset == 0:
             text = text.removeprefix("\ufeff")  # a UTF-8 byte-order mark
-        if data.find(b"\x00", 0, cut) >= 0:  # a NUL byte is a NUL character, and only that, in UTF-8
+        nul = data.find(b"\x00", 0, cut) >= 0
+        if nul:  # a NUL byte is a NUL character, and only that, in UTF-8
             text = self._without_nuls(text)
-        counted, upto = self._index(data, cut, offset)  # every cut is just after a \n: the counts add up
-        n = counted + count_breaks_bytes(data, upto, cut)
-        self.reader.scan(text, self.next_line)
+        if count_breaks_bytes is not count_breaks_bytes_py:  # the compiled counter: one pass already
+            counted, upto = self._index(data, cut, offset)  # every cut is just after a \n: the counts add up
+            self.reader.scan(text, self.next_line)
+            n = counted + count_breaks_bytes(data, upto, cut)
+        else:
+            ends = _window_ends(data, cut)
+            starts, stops = [0, *ends], [*ends, cut]
+            breaks = list(map(data.count, itertools.repeat(b"\n"), starts, stops))
+            returns = None
+            if data.find(b"\r", 0, cut) >= 0:
+                returns = list(map(data.count, itertools.repeat(b"\r"), starts, stops))
+            # The decode keeps every "\r" and "\n" (neither is part of a character, nor of bytes it replaces); the
+            # BOM and NULs dropped are neither. A NUL dropped from between a "\r" and a "\n" pairs them in the text
+            # only: then the bytes are counted here.
+            self.reader.breaks, self.reader.paired = (sum(breaks), sum(returns or ())), False
+            try:
+                self.reader.scan(text, self.next_line)
+                if returns is not None and not (self.reader.paired and not nul):  # count_breaks_bytes_py's count
+                    pairs = map(data.count, itertools.repeat(b"\r\n"), starts, stops)
+                    breaks = [nl + cr - crlf for nl, cr, crlf in zip(breaks, returns, pairs, strict=True)]
+            finally:
+                self.reader.breaks, self.reader.paired = None, False
+            counted, upto = self._index(data, cut, offset, breaks)
+            n = counted + breaks[-1]
         self.next_line += n if data[cut - 1:cut] in (b"\n", b"\r") else n + 1
         self.offset = offset + cut
 
@@ -418,6 +446,20 @@ class _heap:
     def warm_up(cls) -> None:
         cls.warm = True
         bytes(4 * CHUNK + (1 << 20))  # 4 bytes a character, a chunk and a pending line's start
+
+
+def _window_ends(data: bytes, cut: int) -> list[int]:
+    """Where the line index's windows of ``data[:cut]`` end: about every 64 KB, each just after a "\\n"."""
+    ends, prev = [], 0
+    while prev + INDEX_STEP < cut:
+        at = data.rfind(b"\n", prev, prev + INDEX_STEP) + 1
+        if at <= prev:  # 64 KB without a \n (a progress bar's redraws): index at the next one
+            at = data.find(b"\n", prev + INDEX_STEP, cut) + 1
+            if at <= 0:
+                break
+        ends.append(at)
+        prev = at
+    return ends
 
 
 def line_format(fmt: str, reader: type[FormatReader]) -> Callable[[str, RoleMap | None], Source]:

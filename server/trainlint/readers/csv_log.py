@@ -92,9 +92,18 @@ class CsvReader(FormatReader):
         bufs = self._buffers()
         end = text.rfind("\n") + 1
         if end > pos:
-            rows = self._plain_text(text[pos:end] if pos or end < len(text) else text, line, bufs)
+            breaks = self.breaks  # the feed's counts of the chunk's "\n" and "\r": text[pos:end]'s are fewer by the
+            if breaks is not None:  # header's (and blank lines before it) and the partial line's
+                tail = text.count("\r", end) if end < len(text) else 0
+                head = (text.count("\n", 0, pos), text.count("\r", 0, pos)) if pos else (0, 0)
+                breaks = (breaks[0] - head[0], breaks[1] - head[1] - tail)
+                # _plain_text reads the rows only when each "\r" there is followed by "\n": then all the text's are
+                self.paired = not tail and head[1] == (text.count("\r\n", 0, pos) if pos else 0)
+            rows = self._plain_text(text[pos:end] if pos or end < len(text) else text, line, bufs, breaks)
             if rows >= 0:
                 pos, line = end, line + rows
+            else:
+                self.paired = False
         if pos < len(text):
             self._read_lines(split_lines(text[pos:] if pos else text), 0, line, bufs)
         self._extend(bufs)
@@ -176,15 +185,20 @@ class CsvReader(FormatReader):
                 for s, name in zip(self._series, header, strict=True)]
 
     def _extend(self, bufs: list[_Buf | None]) -> None:
-        """The chunk's points to their series. Without a wall-time column every wall is NaN: the compiled scanner
-        buffers none (8 of the 28 bytes a point it wrote), the Python loop's are not looked at (``timed=False``);
-        a series already holding wall times (none does: this reader gives them only with a time column) would get
-        a NaN a point."""
-        timed = None if self.state.wall_col >= 0 else False
+        """The chunk's points to their series."""
+        timed = self.state.wall_col >= 0
         for s, buf in zip(self._series, bufs, strict=True):
             if s is not None and buf is not None and buf[0]:
-                walls = buf[3] if timed is None or not s.walls else array("d", [math.nan]) * len(buf[0])
-                s.extend(buf[0], buf[1], buf[2], walls, timed=timed)
+                self._add(s, buf[0], buf[1], buf[2], buf[3] if timed else None)
+
+    def _add(self, s: Series, steps: array, values: array, lines: array, walls: array | None) -> None:
+        """Points to series ``s``. Without a wall-time column (``walls`` None) every wall is NaN: the compiled
+        scanner buffers none (8 of the 28 bytes a point it wrote), the Python loop's are not looked at
+        (``timed=False``); a series already holding wall times (none does: this reader gives them only with a time
+        column) would get a NaN a point."""
+        if walls is None:
+            walls = array("d", [math.nan]) * len(steps) if s.walls else array("d")
+        s.extend(steps, values, lines, walls, timed=None if self.state.wall_col >= 0 else False)
 
     def _rows(self, lines: Iterator[str], base: int, bufs: list[_Buf | None], upto: int = 0) -> int:
         """The rows of ``lines`` (the first on physical line ``base``) through csv.reader: those that start in its
@@ -236,17 +250,18 @@ class CsvReader(FormatReader):
                 buf[3].append(wall)
         return rows.line_num
 
-    def _plain_text(self, text: str, line: int, bufs: list[_Buf | None]) -> int:
+    def _plain_text(self, text: str, line: int, bufs: list[_Buf | None], breaks: tuple[int, int] | None = None) -> int:
         """The complete lines ``text`` (the first on physical line ``line``) read by _take when every one is a plain
         row: the header's number of cells split at every comma, all ended by "\\n" or all by "\\r\\n", no quote,
-        NUL or over-long line (see _odd_lines). One split at the commas gives the cells: a row's last cell and the
-        next row's first share a piece, which holds the row's only break (the count of breaks says no other does),
-        split apart in a second pass over those pieces. Returns the rows read, or -1: not every row is plain (or
-        _take declined a cell), nothing read."""
-        nc = len(bufs)
-        if nc < 2 or '"' in text or "\0" in text or not _short_lines(text):
+        NUL or over-long line (see _odd_lines). ``breaks``: (the "\\n" and the "\\r" in ``text``) when the feed
+        counted them (FormatReader.breaks), else counted here. One split at the commas gives the cells: a row's last
+        cell and the next row's first share a piece, which holds the row's only break (the count of breaks says no
+        other does; each "\\r" is checked to be followed by its "\\n", which the feed relies on: ``paired``).
+        Returns the rows read, or -1: not every row is plain (or _take declined a cell), nothing read."""
+        nc = len(bufs)  # a NUL: none in what the feed counted (it dropped them), else looked for
+        if nc < 2 or '"' in text or (breaks is None and "\0" in text) or not _short_lines(text):
             return -1
-        n, crs = text.count("\n"), text.count("\r")
+        n, crs = breaks or (text.count("\n"), text.count("\r"))
         if crs and crs != n:  # every "\r" ends a row before its "\n" (the pieces holding a break say where)
             return -1
         brk = "\r\n" if crs else "\n"
@@ -254,16 +269,31 @@ class CsvReader(FormatReader):
         if len(pieces) != n * (nc - 1) + 1:
             return -1
         bound = pieces[nc - 1::nc - 1]
-        if not all(map(operator.contains, bound, itertools.repeat(brk))):
-            return -1
-        ends = brk.join(bound).split(brk)  # row 1's last cell, row 2's first, row 2's last, ..., row n's last, ""
+        st: _State = self.state
+        cols: dict[int, list[str]] = {}
+        first = bufs[0] is not None or 0 in (st.step_col, st.wall_col)
+        last = bufs[nc - 1] is not None or nc - 1 in (st.step_col, st.wall_col)
+        if last and not first:  # the last cells alone: most are blank in a Lightning metrics.csv (validation's)
+            cells = _last_cells(bound, brk)
+            if cells is None:
+                return -1
+            if cells:
+                cols[nc - 1] = cells
+        if not first and not last:
+            if _joined(bound, brk) is None:
+                return -1
+        elif nc - 1 not in cols:
+            if not all(map(operator.contains, bound, itertools.repeat(brk))):
+                return -1
+            ends = brk.join(bound).split(brk)  # row 1's last cell, row 2's first, row 2's last, ..., row n's last, ""
+            cols[0] = [pieces[0], *ends[1:2 * n - 1:2]]
+            cols[nc - 1] = ends[0:2 * n:2]
 
         def column(k: int) -> list[str]:
-            if k == 0:
-                return [pieces[0], *ends[1:2 * n - 1:2]]
-            return ends[0:2 * n:2] if k == nc - 1 else pieces[k:(nc - 1) * n:nc - 1]
+            got = cols.get(k)
+            return pieces[k:(nc - 1) * n:nc - 1] if got is None else got
 
-        return n if self._take(column, n, line, bufs) else -1
+        return n if self._take(column, n, line, bufs, self._series) else -1
 
     def _plain_rows(self, lines: list[str], i: int, j: int, first_line: int, bufs: list[_Buf | None]) -> None:
         """Rows ``lines[i:j]``, each of the header's number of cells split at every comma (_odd_lines' plain lines),
@@ -284,53 +314,98 @@ class CsvReader(FormatReader):
             else:
                 parts += [((a + b) // 2, b), (a, (a + b) // 2)]  # the first half next: rows are read in order
 
-    def _take(self, column: Callable[[int], list[str]], m: int, line: int, bufs: list[_Buf | None]) -> bool:
+    def _take(self, column: Callable[[int], list[str]], m: int, line: int, bufs: list[_Buf | None],
+              into: list[Series | None] | None = None) -> bool:
         """``m`` plain rows (the first on physical line ``line``), column ``k``'s cells ``column(k)``, read a column
         at a time in C-level calls (a Python loop a cell was 8.4 s of the 100 MB sparse Lightning metrics.csv's
-        9.9 s): a column's non-blank cells (a blank cell is an absent value: most of a sparse Lightning
-        metrics.csv) through map(float), their steps and lines picked by list.index spans or itertools.compress. A
-        column holding a cell float() refuses is read a cell at a time (_odd_column) as _rows reads it, the first odd
-        cell of each column reported in row order. A step float() refuses (the row is skipped) declines the rows
-        (False, nothing added): csv.reader reads them row by row (_rows)."""
+        9.9 s). A column's blank cells (an absent value: most of a sparse Lightning metrics.csv) counted first: a
+        column blank in every row is not looked at again; one of few blanks has its non-blank cells read by
+        map(float), their steps and lines copied a span between blanks at a time; one of many blanks (a
+        validation metric) is read where it is not blank: at the rows where a column of few blanks is blank (a
+        Lightning train metric's: the validation and epoch rows), when those hold all of its cells that are not
+        blank (its count of blanks says so), else where itertools.compress finds them. A column holding a cell
+        float() refuses is read a cell at a time (_odd_column) as _rows reads it, the first odd cell of each column
+        reported in row order. A step float() refuses (the row is skipped) declines the rows (False, nothing added):
+        csv.reader reads them row by row (_rows). ``into``: the series themselves, when no point of the chunk is
+        buffered before these rows (_plain_text's): the points go there without a copy to the buffers."""
         st: _State = self.state
         try:
             steps = _steps(column(st.step_col)) if st.step_col >= 0 else array("d", range(st.rows, st.rows + m))
         except ValueError:
             return False
         walls = _walls(column(st.wall_col)) if st.wall_col >= 0 else None
-        points, odd = [], []
+        # (column, buffers, values, the rows of its blank cells when few, else None, and then the rows of its values)
+        taken: list[tuple[int, _Buf, array, list[int] | None, list[int] | None]] = []
+        sparse, odd = [], []
+        gaps_seen: set[int] = set()
+        known: list[list[int]] = []
         for k, buf in enumerate(bufs):
-            if buf is not None:
-                cells = column(k)
-                blank = "" in cells  # list.count and filter cost more for a dense column
-                try:
-                    values = array("d", list(map(float, filter(None, cells) if blank else cells)))
-                except ValueError:
-                    values, cells, first = _odd_column(cells)
-                    odd += [(first[0], k, first[1])] if first else []
-                if values:
-                    points.append((buf, cells, values))
+            if buf is None:
+                continue
+            cells = column(k)
+            # Few blanks, likely (a train metric): found by list.index, no pass counting them. Else counted.
+            gaps = _blank_rows(cells, (m - 1) >> 3) if cells[:64].count("") <= 8 else None
+            if gaps is None:
+                blanks = cells.count("")
+                if blanks == m:  # a column blank in every row of the chunk: no value
+                    continue
+                if blanks * 8 >= m:
+                    sparse.append((k, buf, cells, blanks))
+                    continue
+                gaps = _blank_rows(cells, blanks)
+            try:
+                values = array("d", list(map(float, filter(None, cells) if gaps else cells)))
+            except ValueError:
+                values, cells, first = _odd_column(cells)
+                odd += [(first[0], k, first[1])] if first else []
+                taken.append((k, buf, values, *_rows_of(cells, m)))
+                continue
+            # A Lightning train metric is blank where the others are (the validation and epoch rows): one list of
+            # them for both, whose steps and lines are picked once (by its id).
+            same = next((g for g in known if g == gaps), None)
+            if same is None:
+                known.append(gaps)  # type: ignore[arg-type]
+                gaps_seen.update(gaps)  # type: ignore[arg-type]
+            taken.append((k, buf, values, same or gaps, None))
+        near = sorted(gaps_seen) if sparse and len(gaps_seen) * 8 < m else []
+        for k, buf, cells, blanks in sparse:
+            where = list(filter(cells.__getitem__, near))
+            if len(where) != m - blanks:  # not all of them where a column of few blanks is blank
+                where = list(itertools.compress(range(m), cells))
+            try:
+                values = array("d", list(map(float, map(cells.__getitem__, where))))
+            except ValueError:
+                values, cells, first = _odd_column(cells)
+                odd += [(first[0], k, first[1])] if first else []
+                where = list(itertools.compress(range(m), cells))
+            taken.append((k, buf, values, None, where))
         for i, k, cell in sorted(odd):  # as _rows meets them: by row, then by column
             self._not_a_number(bufs[k][4], cell, line + i)  # type: ignore[index]
         st.rows += m
-        rows = [steps, array("I", list(range(line, line + m))), walls]
-        index: list[int] = []
-        for buf, cells, values in points:
-            blanks = m - len(values)
-            if not blanks:  # a dense column: the rows' steps and lines as they are
-                got = rows
-            elif blanks * 8 < m:  # a Lightning train metric: on every row but the validation ones
-                got = _spans(rows, cells, blanks)
-            else:
-                index = index or list(range(m))
-                where = list(itertools.compress(index, cells))
+        self._put(taken, [steps, array("I", range(line, line + m)), walls], m, into)
+        return True
+
+    def _put(self, taken: list[tuple[int, _Buf, array, list[int] | None, list[int] | None]],
+             rows: list[array | None], m: int, into: list[Series | None] | None) -> None:
+        """The columns ``taken`` (column, buffers, values, the rows of its few blank cells or None, and then the
+        rows of its values) with their steps, lines and walls (``rows``: every row's) to their buffers, or to
+        their series themselves (``into``)."""
+        spans: dict[int, list[array | None]] = {}  # by id(gaps): a list of gaps is shared by the columns it fits
+        for k, buf, values, gaps, where in taken:
+            if not values:
+                continue
+            if where is not None:
                 got = [r if r is None else array(r.typecode, list(map(r.__getitem__, where))) for r in rows]
-            buf[0].extend(got[0])
+            else:
+                got = rows if not gaps else spans.get(id(gaps)) or spans.setdefault(id(gaps), _spans(rows, gaps, m))
+            if into is not None:
+                self._add(into[k], got[0], values, got[1], got[2])  # type: ignore[arg-type]
+                continue
+            buf[0].extend(got[0])  # type: ignore[arg-type]
             buf[1].extend(values)
-            buf[2].extend(got[1])
+            buf[2].extend(got[1])  # type: ignore[arg-type]
             if got[2] is not None:
                 buf[3].extend(got[2])
-        return True
 
     def _odd_cell(self, raw: str, name: str, line: int) -> float | None:
         """A cell float() refused: padded or quoted numbers are read; blank ones are absent values; anything
@@ -408,15 +483,9 @@ def _next_row(rows: Iterator[list[str]]) -> list[str] | None:
 
 
 def _steps(cells: list[str]) -> array:
-    """A step column's cells as float() reads them (ValueError when it refuses one). int() first: a step is an
-    integer, int() reads one in under half of float()'s time, and the double of the int is float()'s (both round
-    correctly), except "-0" (float(): -0.0), so a column holding 0 and a "-" is float()'s."""
-    try:
-        ints = list(map(int, cells))
-        if 0 not in ints or not any(map(operator.contains, cells, itertools.repeat("-"))):
-            return array("d", ints)
-    except (ValueError, OverflowError):  # not an integer; one past the double range (float(): inf)
-        pass
+    """A step column's cells as float() reads them (ValueError when it refuses one). float() itself: int() first
+    (a step is an integer) was slower on the 100 MB Lightning metrics.csv's 1.8 M steps (0.23 s with the array of
+    doubles made of the ints, float() 0.15 s), and needed "-0" (float(): -0.0) set apart."""
     return array("d", list(map(float, cells)))
 
 
@@ -436,18 +505,38 @@ def _short_lines(text: str) -> bool:
     return all(text.find("\n", a, a + w) >= 0 for a in range(0, len(text) - w + 1, w))
 
 
-def _spans(rows: list[array | None], cells: list[str], blanks: int) -> list[array | None]:
-    """``rows``' items where ``cells`` are not blank, for a column of few blank cells: the spans between its
-    ``blanks`` blanks, found by list.index (a Python step a blank, not a cell), copied a span at a time."""
+def _blank_rows(cells: list[str], most: int) -> list[int] | None:
+    """The rows of a column's blank cells, found by list.index (a Python step a blank, not a cell); None when there
+    are more than ``most``."""
+    gaps, at = [], -1
+    with contextlib.suppress(ValueError):
+        while True:
+            at = cells.index("", at + 1)
+            if len(gaps) == most:
+                return None
+            gaps.append(at)
+    return gaps
+
+
+def _rows_of(cells: list[str], m: int) -> tuple[list[int] | None, list[int] | None]:
+    """(the rows of its blank cells, None) for a column of few blanks, (None, the rows of the others) else."""
+    blanks = cells.count("")
+    if blanks * 8 < m:
+        return _blank_rows(cells, blanks), None
+    return None, list(itertools.compress(range(m), cells))
+
+
+def _spans(rows: list[array | None], gaps: list[int], m: int) -> list[array | None]:
+    """``rows``' items but at the rows ``gaps`` (ascending: a column's few blank cells), copied a span between
+    them at a time."""
     spans = []
-    start = at = 0
-    for _ in range(blanks):
-        at = cells.index("", at)
+    start = 0
+    for at in gaps:
         if at > start:
             spans.append((start, at))
-        start = at = at + 1
-    if start < len(cells):
-        spans.append((start, len(cells)))
+        start = at + 1
+    if start < m:
+        spans.append((start, m))
     got: list[array | None] = []
     for r in rows:
         if r is not None:
@@ -458,6 +547,47 @@ def _spans(rows: list[array | None], cells: list[str], blanks: int) -> list[arra
         else:
             got.append(None)
     return got
+
+
+_NOT_HELD = bytes(b for b in range(256) if b not in b"\0\r\n")
+_CELL_BEFORE = {brk: re.compile("\0(?!" + brk + ")") for brk in ("\n", "\r\n")}  # a piece not starting with brk
+
+
+def _joined(bound: list[str], brk: str) -> str | None:
+    """``bound`` joined by NULs (the text has none) when each piece holds one break ``brk`` and no other "\\r" or
+    "\\n" (a row of the header's number of cells), else None: the breaks and NULs of the joined text alone
+    (bytes.translate) compared with what they must be, and each "\\r" followed by its "\\n" (str.count: the
+    translate drops what stands between), instead of a call a piece."""
+    joined = "\0".join(bound)
+    held = brk.encode()
+    if joined.encode().translate(None, _NOT_HELD) != (held + b"\0") * (len(bound) - 1) + held:
+        return None
+    return joined if len(brk) == 1 or joined.count(brk) == len(bound) else None
+
+
+def _last_cells(bound: list[str], brk: str) -> list[str] | None:
+    """The rows' last cells, from the pieces holding their breaks (``bound``: a row's last cell, its break, the next
+    row's first cell), when few are not blank (a Lightning metrics.csv's last column, a validation metric): the pieces
+    that do not start with the break found by a search of the pieces joined (_joined), each cut alone (a join and
+    split of every piece, then a call a piece, were 0.13 s of the 100 MB file's read). None when a piece holds no
+    break or more (a row has more or fewer cells than the header); [] when more than one in 8 is not blank (the
+    caller's join and split of the pieces is the quicker)."""
+    joined = _joined(bound, brk)
+    if joined is None:
+        return None
+    n = len(bound)
+    first = not bound[0].startswith(brk)
+    if (n - 1 - joined.count("\0" + brk) + first) * 8 > n:
+        return []
+    cells = [""] * n
+    if first:
+        cells[0] = bound[0].partition(brk)[0]
+    i = prev = 0
+    for m in _CELL_BEFORE[brk].finditer(joined):
+        i += joined.count("\0", prev, m.end())
+        prev = m.end()
+        cells[i] = bound[i].partition(brk)[0]
+    return cells
 
 
 def _odd_column(cells: list[str]) -> tuple[array, list[str], tuple[int, str] | None]:
