@@ -13,15 +13,32 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 /* The breaks in p[0:n]: a \r at n-1 is lone (the byte after the range is not looked at, as bytes.count does not). */
 static Py_ssize_t count_range(const unsigned char *p, Py_ssize_t n) {
-    Py_ssize_t lf = 0;
-    for (Py_ssize_t i = 0; i < n; i++) lf += p[i] == '\n';  /* vectorized by the compiler */
-    if (n == 0 || memchr(p, '\r', (size_t)n) == NULL) return lf;
-    Py_ssize_t lone = 0;
-    for (Py_ssize_t i = 0; i + 1 < n; i++) lone += (p[i] == '\r') & (p[i + 1] != '\n');
-    return lf + lone + (p[n - 1] == '\r');
+    if (n == 0) return 0;
+    Py_ssize_t i = 0, lf = 0, lone = 0;
+#if defined(__SSE2__)
+    /* 16 bytes at a time, both counts in one pass: the \n, and the \r whose next byte (loaded one further on, so
+     * never past the range: i + 17 <= n) is not a \n. A Windows-ended CSV took two passes, the second a byte at a
+     * time (gcc -O2 did not vectorize it): 9% of the compiled read of a 100 MB one. */
+    const __m128i nl = _mm_set1_epi8('\n'), cr = _mm_set1_epi8('\r');
+    for (; i + 17 <= n; i += 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(p + i)), w = _mm_loadu_si128((const __m128i *)(p + i + 1));
+        lf += __builtin_popcount((unsigned int)_mm_movemask_epi8(_mm_cmpeq_epi8(v, nl)));
+        lone += __builtin_popcount((unsigned int)_mm_movemask_epi8(
+            _mm_andnot_si128(_mm_cmpeq_epi8(w, nl), _mm_cmpeq_epi8(v, cr))));
+    }
+#endif
+    for (; i + 1 < n; i++) {
+        lf += p[i] == '\n';
+        lone += (p[i] == '\r') & (p[i + 1] != '\n');
+    }
+    /* the last byte: a \r there is lone (the byte after the range is not looked at, as bytes.count does not) */
+    return lf + lone + (p[n - 1] == '\n') + (p[n - 1] == '\r');
 }
 
 /* count_breaks(data, start=0, end=None) -> int: core/lines.py's count_breaks_bytes, with slice bounds as bytes
