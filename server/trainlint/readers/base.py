@@ -428,6 +428,7 @@ class Tail(Source):
                              line)
         return text.replace("\x00", "")
 
+
 class _heap:
     """Decoding a chunk with characters past Latin-1 (a tqdm bar's blocks) without new pages at each chunk.
 
