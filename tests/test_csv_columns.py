@@ -148,7 +148,8 @@ def test_growing_csvs_cut_anywhere_are_read_by_columns_as_by_rows(tmp_path: Path
     taken = _Taken(monkeypatch)
     rnd = random.Random(28)
     compared = 0
-    for src in [p for p in CSV_LOGS if "live" in p.parts] + [p for p in CSV_LOGS if p.name.startswith("0Xero7")]:
+    corpus_csv = [p for p in CSV_LOGS if p.name.startswith("0Xero7")]  # none where the corpus is absent
+    for src in [p for p in CSV_LOGS if "live" in p.parts] + corpus_csv:
         data = src.read_bytes()[:200000]
         cuts = sorted({0, len(data), *(rnd.randrange(len(data)) for _ in range(14)),
                        *[i for i in range(len(data)) if data[i:i + 1] == b"\r"][:3]})
@@ -168,7 +169,8 @@ def test_growing_csvs_cut_anywhere_are_read_by_columns_as_by_rows(tmp_path: Path
             _same_reading(tails[0][1].log, tails[1][1].log, f"{src} cut at {b}")
             compared += 1
     print(f"csv: {compared} pieces compared, {taken.rows} rows read by columns")
-    assert compared >= 80 and taken.rows > 1000, (compared, taken.rows)
+    # the gallery's CSVs alone give 290 rows to the column read (a clone without ../shared/corpus failed on 1000)
+    assert compared >= 80 and taken.rows > (1000 if corpus_csv else 250), (compared, taken.rows)
 
 
 @settings(max_examples=3000, deadline=None)
