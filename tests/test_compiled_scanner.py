@@ -20,6 +20,7 @@ import struct
 import subprocess
 import sys
 from collections import Counter
+from collections.abc import Iterable
 from decimal import Decimal
 from functools import cache
 from pathlib import Path
@@ -230,6 +231,20 @@ def _read_both(path: Path, fmt: str, module: str, monkeypatch: pytest.MonkeyPatc
     return compiled, pure
 
 
+def _both_read_alike(copies: Iterable[tuple[Path, str, bytes]], fmt: str, module: str, tmp_path: Path,
+                     monkeypatch: pytest.MonkeyPatch, context: str = "") -> int:
+    """Each (source, what was done to it, bytes) written where its source's name says and read by both paths
+    (_read_both): the same series, events, problems and facts. Returns how many were compared."""
+    compared = 0
+    for src, what, data in copies:
+        p = tmp_path / src.name
+        p.write_bytes(data)
+        a, b = _read_both(p, fmt, module, monkeypatch)
+        _same_reading(a, b, f"{src} {what}{context}")
+        compared += 1
+    return compared
+
+
 def _same_reading(a: object, b: object, what: str) -> None:
     import math
 
@@ -321,15 +336,9 @@ def test_both_paths_read_damaged_copies_of_real_logs_identically(fmt: str, files
         pytest.skip(reason)
     assert len(files) >= 4, files
     rnd = random.Random(28)
-    compared = 0
-    for src in files:
-        raw = src.read_bytes()
-        for what, data in _mutants(raw, rnd, 12) + (_reframed(raw, rnd, 12) if fmt == "tfevents" else []):
-            p = tmp_path / src.name
-            p.write_bytes(data)
-            a, b = _read_both(p, fmt, module, monkeypatch)
-            _same_reading(a, b, f"{src} {what}")
-            compared += 1
+    copies = ((src, what, data) for src in files for raw in [src.read_bytes()]
+              for what, data in _mutants(raw, rnd, 12) + (_reframed(raw, rnd, 12) if fmt == "tfevents" else []))
+    compared = _both_read_alike(copies, fmt, module, tmp_path, monkeypatch)
     print(f"{fmt}: {compared} damaged copies of {len(files)} files compared")
 
 
@@ -413,14 +422,8 @@ def test_both_paths_read_edited_event_records_identically(tmp_path: Path, monkey
     if _compiled_reason() is not None:
         pytest.skip(_compiled_reason())
     rnd = random.Random(2812)
-    compared = 0
-    for src in EVENT_FILES:
-        for what, data in _edited_events(src.read_bytes(), rnd):
-            p = tmp_path / src.name
-            p.write_bytes(data)
-            a, b = _read_both(p, "tfevents", "trainlint.readers.tfevents", monkeypatch)
-            _same_reading(a, b, f"{src} {what}")
-            compared += 1
+    copies = ((src, what, data) for src in EVENT_FILES for what, data in _edited_events(src.read_bytes(), rnd))
+    compared = _both_read_alike(copies, "tfevents", "trainlint.readers.tfevents", tmp_path, monkeypatch)
     print(f"tfevents: {compared} edited copies of {len(EVENT_FILES)} files compared")
     assert compared >= 108, compared  # 6 of the gallery's files hold plain scalar events, 18 copies each
 
@@ -852,14 +855,9 @@ def test_jsonl_batches_the_text_scanner_leaves_are_read_identically(batch: int, 
 
     monkeypatch.setattr(importlib.import_module("trainlint.readers.jsonl"), "BATCH", batch)
     rnd = random.Random(batch)
-    compared = 0
-    for src in JSONL_FILES:
-        for what, data in _jsonl_variants(src.read_bytes(), rnd):
-            p = tmp_path / src.name
-            p.write_bytes(data)
-            a, b = _read_both(p, "jsonl", "trainlint.readers.jsonl", monkeypatch)
-            _same_reading(a, b, f"{src} {what}, batches of {batch}")
-            compared += 1
+    copies = ((src, what, data) for src in JSONL_FILES for what, data in _jsonl_variants(src.read_bytes(), rnd))
+    compared = _both_read_alike(copies, "jsonl", "trainlint.readers.jsonl", tmp_path, monkeypatch,
+                                f", batches of {batch}")
     print(f"jsonl: {compared} variants of {len(JSONL_FILES)} files compared, batches of {batch}")
 
 

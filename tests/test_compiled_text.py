@@ -12,6 +12,7 @@ from __future__ import annotations
 import random
 import struct
 from array import array
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -545,35 +546,17 @@ def test_plain_bar_is_the_regex_bar() -> None:
     if _cstdout_reason() is not None:
         pytest.skip(_cstdout_reason())
     from trainlint.core import accel
-    from trainlint.readers.text_stdout import _TQDM
 
-    r = random.Random(28)
-    real = _bar_lines()
-    read = plain = 0
-    for line in real + [_bar_line(r) for _ in range(30000)]:
-        m = _TQDM.search(line)
-        want = None
-        if (m is not None and line[:m.start()] == " " * m.start()
-                and len(m.group("inner").split(", ", 2)) < 3):
-            want = (int(m.group("n")), int(m.group("total")))
-            plain += 1
-        got = accel.CSTDOUT.plain_bar(line)
-        if got is not None:
-            read += 1
-            assert got == want, line
-        elif want is not None:  # only a blank or digit `\s` / `\d` take beyond ASCII's is left to the regex
-            assert any(c in line for c in "\t\xa0\n٣"), line
-    print(f"{len(real)} gallery bar lines; {read} plain bars read of {plain}")
+    read, plain = _bars_read_as_the_regex(accel.CSTDOUT.plain_bar)
+    print(f"{len(_bar_lines())} gallery bar lines; {read} plain bars read of {plain}")
     assert read >= 10000, read
 
 
-def test_the_pure_plain_bar_is_the_regex_bar() -> None:
-    """The pure path's twin of `plain_bar` (`_plain_bar`: `_PLAIN_BAR` matched, its bracket holding fewer than two
-    ``, ``: the position alone, without `_tqdm`) reads a line only when `_TQDM`'s search matches it after a
-    description of spaces and `_tqdm` would read no postfix, with the same numbers; it declines what ``\\s`` and
-    ``\\d`` take beyond ASCII. The gallery's bar lines and 30,000 random bar lines and near misses; runs without the
-    compiled module too."""
-    from trainlint.readers.text_stdout import _TQDM, _plain_bar
+def _bars_read_as_the_regex(plain_bar: Callable[[str], tuple[int, int] | None]) -> tuple[int, int]:
+    """``plain_bar`` over the gallery's bar lines and 30,000 random ones: each line it reads is `_TQDM`'s match
+    after a description of spaces with no postfix `_tqdm` reads, with its numbers; each such bar it leaves holds a
+    blank or digit ``\\s`` / ``\\d`` take beyond ASCII's. (Lines read, such bars.)"""
+    from trainlint.readers.text_stdout import _TQDM
 
     r = random.Random(28)
     read = plain = 0
@@ -584,12 +567,24 @@ def test_the_pure_plain_bar_is_the_regex_bar() -> None:
                 and len(m.group("inner").split(", ", 2)) < 3):
             want = (int(m.group("n")), int(m.group("total")))
             plain += 1
-        got = _plain_bar(line)
+        got = plain_bar(line)
         if got is not None:
             read += 1
             assert got == want, line
         elif want is not None:
             assert any(c in line for c in "\t\xa0\n٣"), line
+    return read, plain
+
+
+def test_the_pure_plain_bar_is_the_regex_bar() -> None:
+    """The pure path's twin of `plain_bar` (`_plain_bar`: `_PLAIN_BAR` matched, its bracket holding fewer than two
+    ``, ``: the position alone, without `_tqdm`) reads a line only when `_TQDM`'s search matches it after a
+    description of spaces and `_tqdm` would read no postfix, with the same numbers; it declines what ``\\s`` and
+    ``\\d`` take beyond ASCII. The gallery's bar lines and 30,000 random bar lines and near misses; runs without the
+    compiled module too."""
+    from trainlint.readers.text_stdout import _plain_bar
+
+    read, plain = _bars_read_as_the_regex(_plain_bar)
     assert read >= 10000, (read, plain)
 
 

@@ -191,15 +191,17 @@ def test_a_step_column_is_the_doubles_float_reads(cells: list[str]) -> None:
 @settings(max_examples=500, deadline=None)
 @given(st.lists(st.integers(0, 40), min_size=1, max_size=30), st.integers(2, 25), st.booleans())
 def test_a_line_past_the_field_limit_is_left_to_csv_reader(lengths: list[int], limit: int, crlf: bool) -> None:
-    """_short_lines says True only when no line is longer than csv's field limit (csv.reader raises on a longer
-    cell, which the column read would have read), and for every text whose lines are shorter than half of it;
-    _odd_lines leaves every longer line to csv.reader."""
+    """lines_within (the column read's test) says True only when no line is longer than csv's field limit (csv.reader
+    raises on a longer cell, which the column read would have read), and for every text whose lines are shorter than
+    half of it; _odd_lines leaves every longer line to csv.reader."""
+    from trainlint.core.lines import lines_within
+
     csv_log = _module()
     lines = ["," * (n % 2) + "7" * max(0, n - n % 2) for n in lengths]
     text = ("\r\n" if crlf else "\n").join(lines) + "\n"
     old = csv.field_size_limit(limit)
     try:
-        short = csv_log._short_lines(text)
+        short = lines_within(text, csv.field_size_limit())
         odd = csv_log._odd_lines(lines, 0, 2)
     finally:
         csv.field_size_limit(old)

@@ -74,37 +74,29 @@ static ALWAYS_INLINE Py_ssize_t to_stop(const void *data, const int kind, Py_ssi
 #define ANY_OF(v, E, a, b, c, d, e) \
     _mm_or_si128(_mm_or_si128(_mm_or_si128(E(v, a), E(v, b)), _mm_or_si128(E(v, c), E(v, d))), E(v, e))
 #define PAIR(v, w, E, a, b) _mm_and_si128(E(v, a), E(w, b))
+/* The lanes of v (w: the lanes one character on) at one of STOP's characters or pairs; E compares, S broadcasts. */
+#define STOPS(v, w, E, S)                                                                                         \
+    _mm_or_si128(ANY_OF(v, E, S('\n'), S('\r'), S(0x1b), S(0x08), S('=')),                                       \
+                 _mm_or_si128(_mm_or_si128(PAIR(v, w, E, S('%'), S('|')), PAIR(v, w, E, S('|'), S('L'))),         \
+                              _mm_or_si128(PAIR(v, w, E, S('G'), S('P')), PAIR(v, w, E, S('`'), S('T')))))
     if (kind == PyUnicode_1BYTE_KIND) {
         const Py_UCS1 *d = (const Py_UCS1 *)data;
         for (; j + 17 <= lim; j += 16) {
             __m128i v = _mm_loadu_si128((const __m128i *)(d + j)), w = _mm_loadu_si128((const __m128i *)(d + j + 1));
-            __m128i m = _mm_or_si128(
-                ANY_OF(v, _mm_cmpeq_epi8, _mm_set1_epi8('\n'), _mm_set1_epi8('\r'), _mm_set1_epi8(0x1b),
-                       _mm_set1_epi8(0x08), _mm_set1_epi8('=')),
-                _mm_or_si128(_mm_or_si128(PAIR(v, w, _mm_cmpeq_epi8, _mm_set1_epi8('%'), _mm_set1_epi8('|')),
-                                          PAIR(v, w, _mm_cmpeq_epi8, _mm_set1_epi8('|'), _mm_set1_epi8('L'))),
-                             _mm_or_si128(PAIR(v, w, _mm_cmpeq_epi8, _mm_set1_epi8('G'), _mm_set1_epi8('P')),
-                                          PAIR(v, w, _mm_cmpeq_epi8, _mm_set1_epi8('`'), _mm_set1_epi8('T')))));
-            int mask = _mm_movemask_epi8(m);
+            int mask = _mm_movemask_epi8(STOPS(v, w, _mm_cmpeq_epi8, _mm_set1_epi8));
             if (mask) return j + __builtin_ctz((unsigned)mask);
         }
     } else if (kind == PyUnicode_2BYTE_KIND) {
         const Py_UCS2 *d = (const Py_UCS2 *)data;
         for (; j + 9 <= lim; j += 8) {
             __m128i v = _mm_loadu_si128((const __m128i *)(d + j)), w = _mm_loadu_si128((const __m128i *)(d + j + 1));
-            __m128i m = _mm_or_si128(
-                ANY_OF(v, _mm_cmpeq_epi16, _mm_set1_epi16('\n'), _mm_set1_epi16('\r'), _mm_set1_epi16(0x1b),
-                       _mm_set1_epi16(0x08), _mm_set1_epi16('=')),
-                _mm_or_si128(_mm_or_si128(PAIR(v, w, _mm_cmpeq_epi16, _mm_set1_epi16('%'), _mm_set1_epi16('|')),
-                                          PAIR(v, w, _mm_cmpeq_epi16, _mm_set1_epi16('|'), _mm_set1_epi16('L'))),
-                             _mm_or_si128(PAIR(v, w, _mm_cmpeq_epi16, _mm_set1_epi16('G'), _mm_set1_epi16('P')),
-                                          PAIR(v, w, _mm_cmpeq_epi16, _mm_set1_epi16('`'), _mm_set1_epi16('T')))));
-            int mask = _mm_movemask_epi8(m);
+            int mask = _mm_movemask_epi8(STOPS(v, w, _mm_cmpeq_epi16, _mm_set1_epi16));
             if (mask) return j + (__builtin_ctz((unsigned)mask) >> 1);
         }
     }
 #undef ANY_OF
 #undef PAIR
+#undef STOPS
 #endif
     for (; j < lim; j++) {
         Py_UCS4 c = at(data, kind, j);

@@ -46,7 +46,8 @@ def split_lines(text: str) -> list[str]:
 def lines_within(text: str, limit: int) -> bool:
     """No line of ``text`` is longer than ``limit`` characters: every window of half of it, at multiples of that,
     holds a break (a longer line would hold a whole window). False may be wrong (a line of half to all of the
-    limit); True is not. A few str.find calls a chunk, where ``max(map(len, lines))`` is a call a line."""
+    limit); True is not. A few str.find calls a chunk, where ``max(map(len, lines))`` is a call a line. (The stdout
+    reader's bound on a matched line, the CSV reader's on a cell: csv's field limit.)"""
     w = max(1, limit // 2)
     return all(text.find("\n", a, a + w) >= 0 or text.find("\r", a, a + w) >= 0
                for a in range(0, len(text) - w + 1, w))

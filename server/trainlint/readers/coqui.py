@@ -193,50 +193,20 @@ class CoquiReader(FormatReader):
         st: _State = self.state
         line = first_line
         last = 0
-        has_cr = "\r" in text
-        count = text.count
-        pairs = self._pairs
-        buffers: dict[str, tuple[list[float], ...]] = {}  # a chunk's points, added to their series at its end
+        ch = _Chunk()  # a chunk's points, added to their series at its end
         for m in _MASTER.finditer(text):
             start = m.start()
-            line += count_breaks(text, last, start) if has_cr else count("\n", last, start)
+            line += count_breaks(text, last, start)  # the chunk holds a "\r": scan sends it here for that
             last = start
             kind = m.lastgroup
             if kind == "val":
                 if st.mode == "train" and st.step is not None:
-                    # the hot path (six of every eight lines): inline, no call per value
-                    key = m.group("key")
-                    try:
-                        value = float(m.group("num"))
-                    except ValueError:
-                        continue
-                    buf = buffers.get(key)
-                    if buf is None:
-                        if key not in pairs:
-                            self._pair(key)
-                        buf = buffers[key] = ([], [], [], [], [], [], [])
-                    step, wall = st.step, st.wall
-                    buf[0].append(step)
-                    buf[1].append(value)
-                    buf[2].append(line)
-                    buf[3].append(wall)
-                    paren = m.group("paren")
-                    if paren is not None:
-                        try:
-                            avg = float(paren)
-                        except ValueError:
-                            continue
-                        buf[4].append(step)
-                        buf[5].append(avg)
-                        buf[6].append(line)
+                    self._slow_train(m, line, st, ch)
                 elif st.mode == "eval" and st.eval_step is not None:
                     self._eval_value(m, line, st)
-            else:  # a structure line (step header, epoch, evaluation, checkpoint…): one in eight, a call each
+            else:  # a structure line (step header, epoch, evaluation, checkpoint…)
                 self._structure(kind, m, line, st)
-        for key, buf in buffers.items():
-            current, running = pairs[key]
-            current.extend(buf[0], buf[1], buf[2], buf[3])
-            running.extend(buf[4], buf[5], buf[6], [])  # the step's wall-clock time is on its current value
+        self._end_chunk(ch)
 
     def _scan_blocks(self, text: str, first_line: int) -> None:
         """scan in pure Python a block at a time (a chunk without a carriage return): after a line that leaves the
@@ -268,6 +238,10 @@ class CoquiReader(FormatReader):
                 k, end = self._blocks(text, nl + 1, line + 1, st, ch)  # nothing else on the line: the block under it
                 if k:
                     line, last, pos = line + 1 + k, end, end
+        self._end_chunk(ch)
+
+    def _end_chunk(self, ch: _Chunk) -> None:
+        """The chunk's pending blocks flushed, and every training point it buffered added to its series."""
         self._flush_train(ch)
         self._flush_eval(ch)
         pairs, timed = self._pairs, None if ch.timed else False
@@ -370,9 +344,8 @@ class CoquiReader(FormatReader):
         b = ch.train
         if not b.steps:
             return
-        layout, values = b.layout, b.values
-        assert layout is not None
-        steps, walls, w = array("d", b.steps), array("d", b.walls), layout.width
+        layout, values, steps, w = _taken(b)
+        walls = array("d", b.walls)
         if not ch.timed and not all(map(math.isnan, walls)):
             ch.timed = True
         for i, (key, at, paren) in enumerate(zip(layout.keys, layout.at, layout.parens, strict=True)):
@@ -393,16 +366,15 @@ class CoquiReader(FormatReader):
         b = ch.evals
         if not b.steps:
             return
-        layout, values = b.layout, b.values
-        assert layout is not None
-        steps, w, evals = array("d", b.steps), layout.width, self._evals
+        layout, values, steps, w = _taken(b)
+        evals = self._evals
         nans = array("d", [math.nan]) * len(steps)  # as append adds them: a NaN wall time each when kept
         for i, (key, at) in enumerate(zip(layout.keys, layout.at, strict=True)):
             evals[key].extend(steps, values[at::w], array("I", map(i.__add__, b.lines)), nans, timed=False)
         b.values, b.steps, b.lines = array("d"), [], []
 
     def _slow_train(self, m: re.Match[str], line: int, st: _State, ch: _Chunk) -> None:
-        """A training value line the blocks did not read, into the chunk's buffers as _scan_lines reads it."""
+        """A training value line the blocks did not read (or any, in _scan_lines), into the chunk's buffers."""
         key = m.group("key")
         try:
             value = float(m.group("num"))
@@ -410,22 +382,8 @@ class CoquiReader(FormatReader):
             return
         if key not in self._pairs:
             self._pair(key)
-        buf = ch.buffer(key)
-        step, wall = st.step, st.wall
-        buf[0].append(step)  # type: ignore[arg-type]
-        buf[1].append(value)
-        buf[2].append(line)
-        buf[3].append(wall)
-        ch.timed = ch.timed or wall == wall
-        paren = m.group("paren")
-        if paren is not None:
-            try:
-                avg = float(paren)
-            except ValueError:
-                return
-            buf[4].append(step)  # type: ignore[arg-type]
-            buf[5].append(avg)
-            buf[6].append(line)
+        _put_train(ch.buffer(key), m, value, line, st)
+        ch.timed = ch.timed or st.wall == st.wall
 
     def _structure(self, kind: str | None, m: re.Match[str], line: int, st: _State) -> None:
         """What a line that is not a value says: a step header, an epoch, an evaluation, a checkpoint, the end."""
@@ -563,20 +521,7 @@ class CoquiReader(FormatReader):
                 self._pair(key)
             keys.append(key)
             bufs.append((array("d"), array("d"), array("I"), array("d"), array("d"), array("d"), array("I")))
-        buf = bufs[keys.index(key)]
-        buf[0].append(st.step)  # type: ignore[arg-type]
-        buf[1].append(value)
-        buf[2].append(line)
-        buf[3].append(st.wall)
-        paren = m.group("paren")
-        if paren is not None:
-            try:
-                avg = float(paren)
-            except ValueError:
-                return
-            buf[4].append(st.step)  # type: ignore[arg-type]
-            buf[5].append(avg)
-            buf[6].append(line)
+        _put_train(bufs[keys.index(key)], m, value, line, st)
 
     def _eval_buffered(self, m: re.Match[str], line: int, st: _State, keys: list[str],
                        bufs: list[tuple[array, ...]]) -> None:
@@ -633,6 +578,33 @@ def _shape(m: re.Match[str]) -> _Shape:
     if ps < 0:
         return m.group("key"), False, (text[start:ns], text[ne:end])
     return m.group("key"), True, (text[start:ns], text[ne:ps], text[pe:end])
+
+
+def _put_train(buf: tuple[array, ...], m: re.Match[str], value: float, line: int, st: _State) -> None:
+    """A training value line's points into its key's buffers (step, value, line, wall; step, average, line): the
+    running average in parentheses when float() reads it."""
+    step = st.step
+    buf[0].append(step)  # type: ignore[arg-type]
+    buf[1].append(value)
+    buf[2].append(line)
+    buf[3].append(st.wall)
+    paren = m.group("paren")
+    if paren is not None:
+        try:
+            avg = float(paren)
+        except ValueError:
+            return
+        buf[4].append(step)  # type: ignore[arg-type]
+        buf[5].append(avg)
+        buf[6].append(line)
+
+
+def _taken(b: _Batch) -> tuple[_Layout, array, array, int]:
+    """A batch's pending blocks as both flushes take them: (their layout, their values, their steps as an array, the
+    values a block holds)."""
+    layout = b.layout
+    assert layout is not None
+    return layout, b.values, array("d", b.steps), layout.width
 
 
 @lru_cache(maxsize=64)

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from ..core.accel import CSCAN
-from ..core.lines import split_lines
+from ..core.lines import lines_within, split_lines
 from ..core.model import Locator, LogFile, Series, parse_number
 from ..core.roles import RoleMap
 from .base import FormatReader, line_format
@@ -259,7 +259,7 @@ class CsvReader(FormatReader):
         other does; each "\\r" is checked to be followed by its "\\n", which the feed relies on: ``paired``).
         Returns the rows read, or -1: not every row is plain (or _take declined a cell), nothing read."""
         nc = len(bufs)  # a NUL: none in what the feed counted (it dropped them), else looked for
-        if nc < 2 or '"' in text or (breaks is None and "\0" in text) or not _short_lines(text):
+        if nc < 2 or '"' in text or (breaks is None and "\0" in text) or not lines_within(text, csv.field_size_limit()):
             return -1
         n, crs = breaks or (text.count("\n"), text.count("\r"))
         if crs and crs != n:  # every "\r" ends a row before its "\n" (the pieces holding a break say where)
@@ -495,14 +495,6 @@ def _walls(cells: list[str]) -> array:
         return array("d", list(map(float, cells)))
     except ValueError:
         return array("d", list(map(_wall, cells)))
-
-
-def _short_lines(text: str) -> bool:
-    """No line of ``text`` is longer than csv's field limit (csv.reader raises on a longer cell): every window of
-    half the limit, at multiples of it, holds a "\\n" (a longer line would hold a whole window). False may be
-    wrong (a line of half to all of the limit); True is not: a few str.find calls a chunk."""
-    w = max(1, csv.field_size_limit() // 2)
-    return all(text.find("\n", a, a + w) >= 0 for a in range(0, len(text) - w + 1, w))
 
 
 def _blank_rows(cells: list[str], most: int) -> list[int] | None:

@@ -225,7 +225,7 @@ class TextStdoutReader(FormatReader):
         finds none of its other strings in this chunk) goes to `_hf_dict` without `_line`'s tests. ``plain``: the
         chunk holds no line a "%|" alone does not make a redraw (`scan`), so the line's other tests are left out."""
         st: _State = self.state
-        line_at, settle, hf_dict = self._line, self._settle_bar, self._hf_dict
+        line_at = self._line
         bar = None
         # a plain chunk's HF dicts as written, each with the redraw before it, read together (`_hf_batch`) before the
         # next line `_line` reads: a bar there adds no point (no "="), so no series is appended to in between
@@ -242,11 +242,8 @@ class TextStdoutReader(FormatReader):
                     escapes and ("\x1b" in line or "\x08" in line)) and _HF_DICT.match(line)):
                 if batch is not None:
                     batch.append((bar, line, first_line + offset))
-                else:
-                    if bar is not None:
-                        st.pending_bar = clean(bar)
-                    settle(st)  # what `_line` does with an HF dict whose raw line is its clean text
-                    hf_dict(line, first_line + offset, st)
+                else:  # a batch of one: `_hf_batch` reads it as `_line` reads a dict whose raw line is its clean text
+                    self._hf_batch([(bar, line, first_line + offset)], st)
                 bar = None
             else:
                 if batch:
@@ -261,8 +258,8 @@ class TextStdoutReader(FormatReader):
             st.pending_bar = clean(bar)
 
     def _hf_batch(self, batch: list[tuple[str | None, str, int]], st: _State) -> None:
-        """HF dicts as written, each with the redraw before it (or None) and its line number, read as `_scan_redraws`
-        reads them one at a time (the redraw made the pending bar, `_settle_bar`, `_hf_dict`). Train dicts of one set
+        """HF dicts as written, each with the redraw before it (or None) and its line number, read as `_line` reads
+        them one at a time (the redraw made the pending bar, `_settle_bar`, `_hf_dict`). Train dicts of one set
         of keys in the bar's decided mode (169k of a 100 MB HF stdout) are read together: their pairs by one
         `findall` (`_hf_columns`), the steps in order (`_settle_bar` and `_hf_lag`, what `_hf_dict` does for them),
         then each series' arrays extended once: `_hf_dict`'s parse, its bookkeeping and three appends a dict were
