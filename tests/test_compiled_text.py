@@ -9,6 +9,7 @@ Coqui log (bit flips, cut tails, copied and dropped spans). Every real log of th
 
 from __future__ import annotations
 
+import collections
 import random
 import struct
 from array import array
@@ -756,15 +757,28 @@ def _plain_hf_text(r: random.Random) -> str:
     """A stdout whose chunk `_scan_redraws` reads as plain (no "=", no long line, escapes without L, G or a
     backquote): bars without a postfix, tqdm's blank, train dicts of one set of keys and their near misses (keys
     reordered, one more, one repeated, an `epoch` elsewhere, values float() refuses or reads as nan / inf, the
-    closing summary, evaluation dicts plain or after a cursor move) and lines `_line` reads between them."""
+    closing summary, evaluation dicts plain or after a cursor move) and lines `_line` reads between them. In half of
+    them, the values are quoted as 5.x quotes them (`_hf_quoted_columns`' shape) but for one dict of about 25; bars
+    sometimes nested (a smaller total), longer (a larger one), described ("Epoch 2: ") or with a postfix of no pair."""
     out, step, total = [], 0, r.choice([40, 300])
     keys = r.choice([("loss", "grad_norm", "learning_rate"), ("loss",), (), ("rewards/chosen", "loss")])
+    quoted = r.random() < 0.5
     for _ in range(r.randint(1, 120)):
         k = r.random()
         if k < 0.45:
             step += r.choice([0, 1, 2, 2, 3, -3]) if step > 3 else 2
-            out.append(f"{100 * step // total:3d}%|\u258c    | {step}/{total} [00:0{step % 10}<00:00, "
-                       f"{r.random() * 1e3:.2f}it/s]" + r.choice(["", "", "\x1b[A"]))
+            n, of, desc, tail = step, total, "", ""
+            odd = r.random()
+            if odd < 0.03:
+                n, of = r.randint(0, 16), 16  # an evaluation loop's bar under the training bar
+            elif odd < 0.04:
+                total = of = total * 2  # a longer bar from here on
+            elif odd < 0.05:
+                desc = "Epoch 2: "
+            elif odd < 0.06:
+                tail = ", loss 1.5, lr 3"
+            out.append(f"{desc}{100 * n // of:3d}%|\u258c    | {n}/{of} [00:0{n % 10}<00:00, "
+                       f"{r.random() * 1e3:.2f}it/s{tail}]" + r.choice(["", "", "\x1b[A"]))
         elif k < 0.5:
             out.append(" " * r.choice([0, 30, 50]))
         elif k < 0.85:
@@ -773,7 +787,10 @@ def _plain_hf_text(r: random.Random) -> str:
                 out.append(f"{100 * step // total:3d}%|\u258c    | {step}/{total} [00:00<00:00, 9.1it/s]")
             ep = (step + r.randint(-1, 1)) / (total / 3)
             epoch = r.choice([f"'{ep:.4g}'", f"'{ep:.4g}'", repr(round(ep, 2)), "'nan'"])
-            pairs = [(key, r.choice([f"'{r.random():.4g}'", f"{r.random():.4g}", "'nan'", "'-inf'", "'1e-05'"]))
+            if quoted:
+                epoch = f"'{max(ep, 1e-3):.4g}'"
+            pairs = [(key, r.choice([f"'{r.random():.4g}'", f"{r.random():.4g}", "'nan'", "'-inf'", "'1e-05'"]
+                                    if not quoted or r.random() < 0.01 else [f"'{r.random() * 9:.4g}'", "'1e-05'"]))
                      for key in keys]
             how = r.random() if r.random() < 0.25 else 1.0  # a near miss in one dict of about 25
             if how < 0.04:
@@ -803,7 +820,9 @@ def _plain_hf_text(r: random.Random) -> str:
 def test_hf_dicts_read_together_as_one_at_a_time(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The pure path's batches of HF dicts (`_hf_batch`, `_hf_columns`) give the reading `_hf_dict` gives one dict
     at a time, and the compiled path's, over 1,500 plain stdouts of dicts and their near misses; a batch was read
-    together (not only declined) in most of them."""
+    together (not only declined) in most of them, by the split at quotes (`_hf_quoted_columns`) in hundreds, with
+    more than one set of keys (`_hf_groups`: evaluation dicts among train dicts) in over a hundred, and the bars
+    before a batch's dicts were read together (`_bar_steps`) in most, declined in some."""
     import trainlint.readers.text_stdout as text_stdout
     from trainlint.readers import read
 
@@ -817,7 +836,9 @@ def test_hf_dicts_read_together_as_one_at_a_time(tmp_path: Path, monkeypatch: py
     r = random.Random(2812)
     p = tmp_path / "train.log"
     taken = 0
-    batch_columns = text_stdout._hf_columns
+    batch_columns, split_columns = text_stdout._hf_columns, text_stdout._hf_quoted_columns
+    bar_steps, together_ = text_stdout.TextStdoutReader._bar_steps, text_stdout.TextStdoutReader._hf_together
+    paths: collections.Counter[str] = collections.Counter()
     for k in range(1500):
         text = _plain_hf_text(r)
         p.write_bytes(text.encode("utf-8"))
@@ -826,6 +847,12 @@ def test_hf_dicts_read_together_as_one_at_a_time(tmp_path: Path, monkeypatch: py
             took: list[bool] = []
             m.setattr(text_stdout, "_hf_columns", lambda lines, took=took: (
                 None if (got := batch_columns(lines)) is None else took.append(True) or got))
+            m.setattr(text_stdout, "_hf_quoted_columns", lambda lines: (
+                None if (got := split_columns(lines)) is None else paths.update(["split"]) or got))
+            m.setattr(text_stdout.TextStdoutReader, "_bar_steps", lambda self, st, bars: (
+                paths.update(["bars" if (got := bar_steps(self, st, bars)) is not None else "bars declined"]) or got))
+            m.setattr(text_stdout.TextStdoutReader, "_hf_together", lambda self, batch, groups, st: (
+                paths.update(["sets" if len(groups) > 1 else "one set"]), together_(self, batch, groups, st)))
             together = read(str(p), "text")
             taken += bool(took)
             m.setattr(text_stdout.TextStdoutReader, "_hf_batch", one_at_a_time)
@@ -834,3 +861,39 @@ def test_hf_dicts_read_together_as_one_at_a_time(tmp_path: Path, monkeypatch: py
         if _cstdout_reason() is None:
             _same_reading(read(str(p), "text"), alone, f"compiled, text {k}: {text!r}")
     assert taken > 750, taken  # 867
+    # the split at quotes, the bars read together or declined, and batches of several sets of keys (the evaluation
+    # dicts among the train dicts)
+    assert paths["split"] > 500 and paths["bars"] > 1000 and paths["bars declined"] > 50 and paths["sets"] > 50, paths
+
+
+def test_the_split_at_quotes_reads_what_findall_reads(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`_hf_quoted_columns` (one `str.split` at the quotes of a batch of 5.x dicts) gives what `_hf_columns`' `findall`
+    gives, or declines: over 20,000 batches with a character replaced, inserted or dropped (a quote, a brace, a
+    blank, an underscore, a word or non-ASCII digit, a sign…) and keys up to 81 characters long. Fails with any of
+    its checks on the values' characters, the key lengths or the separators dropped."""
+    from trainlint.readers import text_stdout
+
+    split_columns = text_stdout._hf_quoted_columns
+    monkeypatch.setattr(text_stdout, "_hf_quoted_columns", lambda lines: None)
+    r = random.Random(2805)
+    split = 0
+    marks = "'{}:, .eE+-_01234567890123456789nafiInf\t\u0661\u00b2x"
+    for k in range(20000):
+        keys = r.choice([["loss", "grad_norm", "learning_rate"], ["loss"], ["k" * r.choice([80, 81])], ["a b", "c"]])
+        lines = []
+        for j in range(r.randint(1, 6)):
+            values = [f"{r.random() * 10 ** r.randint(-6, 4):.4g}" for _ in keys]
+            lines.append("{" + ", ".join(f"'{key}': '{v}'" for key, v in zip(keys, values, strict=True))
+                         + f", 'epoch': '{(j + 1) / 7:.4g}'}}")
+        if r.random() < 0.9:
+            i = r.randrange(len(lines))
+            at = r.randrange(len(lines[i]) + 1)
+            how = r.random()
+            mark = r.choice(marks)
+            lines[i] = (lines[i][:at] + mark + lines[i][at + 1:] if how < 0.4 else
+                        lines[i][:at] + mark + lines[i][at:] if how < 0.8 else lines[i][:at] + lines[i][at + 1:])
+        got = split_columns(lines)
+        if got is not None:
+            assert got == text_stdout._hf_columns(lines), (k, lines)
+            split += 1
+    assert split > 3000, split

@@ -98,8 +98,14 @@ def _full_search_hf_lag(self, st, m, step, is_eval=False):
     return step
 
 
+def _full_search_hf_lags(self, st, epochs, quoted, steps, evals):
+    """`_full_search_hf_lag` of each dict in turn, as `TextStdoutReader._hf_lags` takes them."""
+    return [_full_search_hf_lag(self, st, None if epoch is None else ("epoch", epoch, mark), step, is_eval)
+            for epoch, mark, step, is_eval in zip(epochs, quoted, steps, evals, strict=True)]
+
+
 def test_the_steps_per_epoch_search_gives_the_full_search_steps(monkeypatch):
-    """`_hf_lag` checks only the new epoch against the steps per epoch found last (they satisfy every epoch kept
+    """`_hf_lags` checks only the new epoch against the steps per epoch found last (they satisfy every epoch kept
     before it): every HF stdout of the gallery, the population and the corpus gets the steps, values, lines and
     facts the full search gives."""
     from conftest import CORPUS, FIXTURES
@@ -117,7 +123,7 @@ def test_the_steps_per_epoch_search_gives_the_full_search_steps(monkeypatch):
     for p in files:
         fast = view(read(str(p), "text"))
         with monkeypatch.context() as m:
-            m.setattr(text_stdout.TextStdoutReader, "_hf_lag", _full_search_hf_lag)
+            m.setattr(text_stdout.TextStdoutReader, "_hf_lags", _full_search_hf_lags)
             full = view(read(str(p), "text"))
         assert fast == full, p
     print(f"{len(files)} HF stdout logs compared")

@@ -25,8 +25,8 @@ import re
 from array import array
 from dataclasses import dataclass, field
 from functools import lru_cache
-from itertools import repeat
-from operator import call, itemgetter
+from itertools import compress, groupby, repeat
+from operator import call, itemgetter, not_
 
 from ..core.accel import CSTDOUT
 from ..core.lines import MAX_MATCH_LINE, lines_within, split_lines
@@ -46,10 +46,11 @@ _PAIR = re.compile(
 # HF Trainer's dict: 'key': 1.5 (4.x) or 'key': '1.5' (5.x).
 # The closing quote is a group of its own: `findall` gives (key, value, quote) without a match object a pair.
 _HF_PAIR = re.compile(r"'(?P<key>[^'\n]{1,80})': '?(?P<v>" + _NUM + r")(?P<q>'?)(?=[,}])")
-_FIRST, _SECOND = itemgetter(0), itemgetter(1)
+_FIRST, _SECOND, _THIRD = itemgetter(0), itemgetter(1), itemgetter(2)
 _drain = collections.deque(maxlen=0).extend  # runs an iterator in C, keeping nothing
 _floor, _ceil, _log10, _INF = math.floor, math.ceil, math.log10, math.inf
 _HF_DICT = re.compile(r"^\s*\{'[A-Za-z_]")
+_KEY_START = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")  # `_HF_DICT`'s after "{'"
 # tqdm: "{desc}: {pct}%|{bar}| {n}/{total} [{elapsed}<{remaining}, {rate}{, postfix}]"
 _TQDM = re.compile(
     r"(?P<pct>\d{1,3})%\|[^|]{0,200}\|\s{0,4}(?P<n>\d{1,15})/(?P<total>\d{1,15})\s{0,4}\[(?P<inner>[^\]]{0,2000})\]")
@@ -57,6 +58,10 @@ _TQDM = re.compile(
 # each piece can end in one place only, so where this matches `_TQDM`'s search matches with the same numbers.
 _PLAIN_BAR = re.compile(
     r" *[0-9]{1,3}%\|[^|]{0,200}\| {0,4}([0-9]{1,15})/([0-9]{1,15}) {0,4}\[([^\]]{0,2000})\]")
+# `_PLAIN_BAR` at each line start of lines joined by "\n", the bracket not kept: no piece takes a "\n" (a line holds
+# none), so each line gives one match or none, with the numbers `_PLAIN_BAR.match` gives it.
+_PLAIN_BARS = re.compile(
+    "(?m)^" + _PLAIN_BAR.pattern.replace("[^|]", "[^|\n]").replace(r"\[([^\]]{0,2000})\]", r"\[[^\]\n]{0,2000}\]"))
 _TQDM_POSTFIX = re.compile(r"(?:^|, )(?P<key>[A-Za-z_][\w./-]{0,60})=(?P<v>" + _NUM + r")(?:\.0)?(?=,|$)")
 _EPOCH_DESC = re.compile(r"\bEpoch\s{0,4}(?P<ep>\d{1,15})(?:\s{0,4}/\s{0,4}(?P<tot>\d{1,15}))?", re.I)
 _EVAL_DESC = re.compile(r"valid|eval|test|predict|sanity", re.I)
@@ -238,20 +243,33 @@ class TextStdoutReader(FormatReader):
                 continue
             elif line.isspace():
                 st.in_metrics_block = False  # read by `_line` only, never by an HF dict
-            elif (line[:2] == "{'" and "%|" not in line and len(line) <= MAX_MATCH_LINE and not (
-                    escapes and ("\x1b" in line or "\x08" in line)) and _HF_DICT.match(line)):
+            elif (line[:2] == "{'" and line[2:3] in _KEY_START and "%|" not in line and len(line) <= MAX_MATCH_LINE
+                  and not (escapes and ("\x1b" in line or "\x08" in line))):  # `_HF_DICT` matches
                 if batch is not None:
                     batch.append((bar, line, first_line + offset))
                 else:  # a batch of one: `_hf_batch` reads it as `_line` reads a dict whose raw line is its clean text
                     self._hf_batch([(bar, line, first_line + offset)], st)
                 bar = None
             else:
+                line = clean(line[:MAX_MATCH_LINE])
+                if escapes and (line.isspace() or not line):
+                    st.in_metrics_block = False  # all `_line` does with a line of blanks (tqdm's nested bar cleared)
+                    continue
+                if (line[:2] == "{'" and escapes and "%|" not in line and "`Trainer.fit` " not in line
+                        and "GPU available: " not in line and _HF_DICT.match(line)):
+                    # a dict after a cursor move (HF's evaluation dict): what `_line` does with it, without its tests
+                    if batch is not None:
+                        batch.append((bar, line, first_line + offset))
+                    else:
+                        self._hf_batch([(bar, line, first_line + offset)], st)
+                    bar = None
+                    continue
                 if batch:
                     self._hf_batch(batch, st)
                     batch = []
                 if bar is not None:
                     st.pending_bar, bar = clean(bar), None
-                line_at(clean(line[:MAX_MATCH_LINE]), first_line + offset, st)
+                line_at(line, first_line + offset, st)
         if batch:
             self._hf_batch(batch, st)
         if bar is not None:
@@ -259,44 +277,121 @@ class TextStdoutReader(FormatReader):
 
     def _hf_batch(self, batch: list[tuple[str | None, str, int]], st: _State) -> None:
         """HF dicts as written, each with the redraw before it (or None) and its line number, read as `_line` reads
-        them one at a time (the redraw made the pending bar, `_settle_bar`, `_hf_dict`). Train dicts of one set
-        of keys in the bar's decided mode (169k of a 100 MB HF stdout) are read together: their pairs by one
-        `findall` (`_hf_columns`), the steps in order (`_settle_bar` and `_hf_lag`, what `_hf_dict` does for them),
-        then each series' arrays extended once: `_hf_dict`'s parse, its bookkeeping and three appends a dict were
-        7 µs of its 8."""
-        got = None
-        if len(batch) > 1 and st.hf_mode == "bar" and not st.hf_index_epochs and st.bar_step is not None:
-            got = _hf_columns(list(map(_SECOND, batch)))
-        if got is None or any(self._hf_appends(got[0], "progress-bar")[0]):  # a series with wall times or records
-            settle, hf_dict = self._settle_bar, self._hf_dict
-            for bar, line, n in batch:
-                if bar is not None:
-                    st.pending_bar = clean(bar)
-                settle(st)
-                hf_dict(line, n, st)
-            return
-        keys, columns, epochs = got
-        settle, lag = self._settle_bar, self._hf_lag
-        steps = []
-        for (bar, _, _), epoch in zip(batch, epochs, strict=True):
+        them one at a time (the redraw made the pending bar, `_settle_bar`, `_hf_dict`). In the bar's decided mode,
+        the dicts of a chunk (154k train and 15k evaluation dicts of a 100 MB HF stdout) are read together when each
+        set of keys reads as columns (`_hf_groups`): `_hf_together`. Else each run of dicts with the same first key is
+        a batch of its own, and a run of one (or of keys that do not read as columns) is read one dict at a time."""
+        settle, hf_dict = self._settle_bar, self._hf_dict
+        together = len(batch) > 1  # the rest's reading together not tried yet
+        for k, (bar, line, n) in enumerate(batch):
+            if together and st.hf_mode == "bar" and not st.hf_index_epochs and st.bar_step is not None:
+                together = False  # tried once: the mode decided (by the first two train dicts), or a bar seen
+                if len(batch) - k > 1 and self._hf_rest(batch[k:] if k else batch, st):
+                    return
             if bar is not None:
                 st.pending_bar = clean(bar)
-            settle(st)  # the bar's step never goes back to None: the dict's basis stays the bar's
-            steps.append(lag(st, epoch, st.bar_step))  # type: ignore[arg-type]
-        # what `_hf_dict` counts and sets at each train dict (the mode is decided and no count place is kept, so
-        # `_decide_hf_steps` and `_hf_index_resume` do nothing; neither `_settle_bar` nor `_hf_lag` reads these)
-        st.hf_train_index += len(batch)
-        st.hf_dicts += len(batch)
-        self.log.facts["hf_train_dicts"] = st.hf_dicts
+            settle(st)
+            hf_dict(line, n, st)
+
+    def _hf_rest(self, batch: list[tuple[str | None, str, int]], st: _State) -> bool:
+        """`_hf_batch` of dicts in the bar's decided mode: together (`_hf_together`) when each set of keys reads as
+        columns, else each run of one first key as a batch of its own; False (nothing read) for one run that does
+        not read as columns."""
+        groups = _hf_groups(list(map(_SECOND, batch)))
+        # a series with wall times or records takes `Series.append`: `_hf_dict`'s
+        if groups is not None and not any(any(self._hf_appends(g[1], "progress-bar")[0]) for g in groups):
+            self._hf_together(batch, groups, st)
+            return True
+        runs = [list(run) for _, run in groupby(batch, key=_first_key)]
+        if len(runs) == 1:
+            return False
+        for run in runs:
+            self._hf_batch(run, st)
+        return True
+
+    def _hf_together(self, batch: list[tuple[str | None, str, int]], groups: list[_Group], st: _State) -> None:
+        """`_hf_dict` of each dict of a batch, in the bar's decided mode with no count place kept (`_decide_hf_steps`
+        and `_hf_index_resume` then do nothing), the dicts' pairs read as columns by set of keys: the steps in order
+        (`_bar_steps` or `_settle_bar`, then `_hf_lags`), then each series' arrays extended once. `_hf_dict`'s parse,
+        its bookkeeping and three appends a dict were 7 µs of its 8."""
+        if len(groups) == 1:
+            _, _, kind, _, epochs, quoted = groups[0]
+            evals = [bool(kind)] * len(batch)
+        else:  # each dict's epoch in the batch's order
+            epochs, quoted, evals = [""] * len(batch), [False] * len(batch), [False] * len(batch)
+            for idx, _, kind, _, texts, marks in groups:
+                for i, text, mark in zip(idx, texts, marks, strict=True):
+                    epochs[i], quoted[i], evals[i] = text, mark, bool(kind)
+        steps = self._bar_steps(st, list(map(_FIRST, batch)))
+        if steps is not None:
+            steps = self._hf_lags(st, epochs, quoted, steps, evals)
+        else:  # a bar `_bar_steps` does not read: each settled, and its dict's step found, in turn
+            settle, lag = self._settle_bar, self._hf_lag
+            steps = []
+            for (bar, _, _), epoch, mark, is_eval in zip(batch, epochs, quoted, evals, strict=True):
+                if bar is not None:
+                    st.pending_bar = clean(bar)
+                settle(st)  # the bar's step never goes back to None: the dict's basis stays the bar's
+                steps.append(lag(st, ("epoch", epoch, mark), st.bar_step, is_eval))  # type: ignore[arg-type]
+        # what `_hf_dict` counts and sets at each train dict (neither `_settle_bar` nor `_hf_lags` reads these)
+        trains = len(batch) - evals.count(True)
+        if trains:
+            st.hf_train_index += trains
+            st.hf_dicts += trains
+            self.log.facts["hf_train_dicts"] = st.hf_dicts
         st.step = steps[-1]
-        if keys:
-            arrays = self._series_by_keys()[keys][1]
-            lines = array("I", map(itemgetter(2), batch))
-            for j, values in enumerate(columns):
-                arrays[5 * j].extend(steps)
-                arrays[5 * j + 1].extend(values)
-                arrays[5 * j + 2].extend(lines)
-            self.log.facts["last_step"] = steps[-1]
+        by_keys, lines, last = self._series_by_keys(), array("I", map(_THIRD, batch)), -1
+        for idx, keys, _, columns, _, _ in groups:  # in the order of their first dicts: the series are made so
+            if keys:
+                arrays = by_keys[keys][1]
+                at_steps = list(map(steps.__getitem__, idx)) if len(idx) < len(batch) else steps
+                at_lines = array("I", map(lines.__getitem__, idx)) if len(idx) < len(batch) else lines
+                for j, values in enumerate(columns):
+                    arrays[5 * j].extend(at_steps)
+                    arrays[5 * j + 1].extend(values)
+                    arrays[5 * j + 2].extend(at_lines)
+                last = max(last, idx[-1])
+        if last >= 0:
+            self.log.facts["last_step"] = steps[last]
+
+    def _bar_steps(self, st: _State, bars: list[str | None]) -> list[float] | None:
+        """The bar's step at each dict of a batch, as `_settle_bar` leaves it after the redraw before the dict (None: no
+        redraw since the last line that read one), when every redraw is a bar `_PLAIN_BAR` reads whose total is not
+        past the training bar's: then each only moves the position (`_bar_position`), which needs no call. The bars are
+        read by one `findall` over them joined (154k bars of a 100 MB HF stdout took a `_settle_bar`, a `_plain_bar`
+        and a `_bar_position` call each: 1.3 µs a dict). The bracket's postfix is not looked at: without an "=" it
+        holds no pair `_tqdm` reads (a batch is of a plain chunk, which holds none). None (nothing read) for any other
+        bar."""
+        if bars[0] is None:
+            self._settle_bar(st)  # a redraw left pending (by the last chunk, or before a line `_line` read)
+        else:
+            st.pending_bar = None  # the first dict's redraw takes its place unread
+        shown = list(filter(None, bars))
+        text = "\n".join(shown)
+        if "\x1b" in text or "\x08" in text:
+            text = _CONTROL.sub("", text)  # `clean` of each line: no escape holds a "\n"
+        found = _PLAIN_BARS.findall(text)
+        if len(found) != len(shown) or "=" in text:
+            return None
+        totals = list(map(int, map(_SECOND, found)))
+        if max(totals, default=0) > st.bar_total:
+            return None  # a longer bar: `_bar_position` makes it the training bar
+        positions = iter(zip(map(int, map(_FIRST, found)), totals, strict=True))
+        steps = []
+        step, bar_total, bar_pos = st.bar_step, st.bar_total, st.bar_pos
+        for bar in bars:
+            if bar is not None:
+                pos, total = next(positions)
+                if total == bar_total:  # else a nested bar: `_bar_position` leaves everything
+                    if pos < bar_pos:  # the bar again from its start: `_bar_position` sets the offset
+                        st.bar_pos = bar_pos
+                        step = self._bar_position(st, pos, total)
+                    else:
+                        step = float(st.bar_offset + pos)
+                    bar_pos = pos
+            steps.append(step)
+        st.bar_pos, st.bar_step = bar_pos, step
+        return steps  # type: ignore[return-value]
 
     def _line(self, line: str, n: int, st: _State) -> None:
         log = self.log
@@ -618,56 +713,70 @@ class TextStdoutReader(FormatReader):
         return memo
 
     def _hf_lag(self, st: _State, m: tuple[str, str, bool] | None, step: float, is_eval: bool = False) -> float:
-        """The step of a dict whose bar lags (tqdm redraws at most every 0.1 s, so the position printed before a dict
-        is often a few steps behind it): a progress-bar counter is never put over what the log prints, and HF
-        prints each dict's epoch, global step / steps per epoch. The steps per epoch are the smallest whole number
-        that makes every epoch printed so far a whole step (within its printed digits) and no step behind its bar;
-        the epoch then gives the step when its digits pin it to one. ``m`` is the dict's first ``epoch`` pair (key,
-        value text, quoted) or None."""
-        if m is None or st.hf_spe < 0:
-            return step  # no epoch pins the step, or no whole number of steps per epoch fitted
-        epoch = m[1]
-        try:
-            ep = float(epoch)
-        except ValueError:
-            return step
-        if not 0 < ep < _INF:
-            return step  # nan / inf, printed when the loader's length is unknown
-        if m[2]:  # 5.x quotes its values, formatted to 4 significant digits ('2.5' is 2.500)
-            half = 0.5 * 10.0 ** (_floor(_log10(ep)) - 3) + 1e-12
-        else:  # 4.x prints the float as rounded: its decimals are its precision
-            half = 0.5 * 10.0 ** -(len(epoch.split(".")[1]) if "." in epoch else 0) + 1e-12
-        lo, hi = ep - half, ep + half
-        epochs = st.hf_epochs
-        epochs.append((lo, hi, step))
-        if len(epochs) > 16:  # one at a time: the 16 last are kept
-            del epochs[0]
-        spe = int(st.hf_spe)  # max(1, …) and max(…, 1) without the calls: 169k dicts made 509k of them
-        if spe < 1:
-            spe = 1
+        """The step of a dict whose bar lags: `_hf_lags` of one dict."""
+        return self._hf_lags(st, [m[1] if m is not None else None], [m is not None and m[2]], [step], [is_eval])[0]
+
+    def _hf_lags(self, st: _State, epochs: list[str | None], quoted: list[bool], steps: list[float],
+                 evals: list[bool]) -> list[float]:
+        """The steps of dicts whose bar lags (tqdm redraws at most every 0.1 s, so the position printed before a dict
+        is often a few steps behind it), each dict's in turn: a progress-bar counter is never put over what the log
+        prints, and HF prints each dict's epoch, global step / steps per epoch. The steps per epoch are the smallest
+        whole number that makes every epoch printed so far a whole step (within its printed digits) and no step
+        behind its bar; the epoch then gives the step when its digits pin it to one. ``epochs``: each dict's first
+        ``epoch`` value text or None, ``quoted`` whether it was quoted, ``steps`` the bar's step at each, ``evals``
+        whether each is an evaluation dict (which does not move the train dicts' last step). A batch's dicts in one
+        call: the state's fields are read and written once (169k calls, one a dict, were 1 µs each)."""
+        out: list[float] = []
+        put = out.append
+        spe_f, kept, last = st.hf_spe, st.hf_epochs, st.hf_last
         bar_total = st.bar_total
         limit = (bar_total if bar_total > 1 else 1) * 4 + 64
-        # The steps per epoch found last time satisfy every epoch kept before this one (dropping the oldest only
-        # removes a condition), so while the new epoch fits them too, the search below would stop at once: check
-        # only the new one (169k dicts of a 100 MB HF stdout re-ran up to 16 conditions each).
-        if not (spe <= limit and (top := _floor(hi * spe)) >= step and top >= _ceil(lo * spe)):
-            while spe <= limit and not all(_floor(hi * spe) >= max(_ceil(lo * spe), bar)
-                                           for lo, hi, bar in st.hf_epochs):
-                spe += 1
-            if spe > limit:
-                st.hf_spe = -1.0  # no whole number fits: the epochs are not global step / steps per epoch
-                return step
-        st.hf_spe = float(spe)
-        if 2 * half * spe < 1:
-            pinned = float(round(ep * spe))
-            if pinned > step:
-                step = pinned
-        if not is_eval:
-            last = st.hf_last
-            if last is not None and step <= last[0] and ep > last[1]:
-                step = last[0] + 1  # the epoch's digits do not pin the step, and the bar did not move
-            st.hf_last = (step, ep)
-        return step
+        for epoch, mark, step, is_eval in zip(epochs, quoted, steps, evals, strict=True):
+            if epoch is None or spe_f < 0:
+                put(step)  # no epoch pins the step, or no whole number of steps per epoch fitted
+                continue
+            try:
+                ep = float(epoch)
+            except ValueError:
+                put(step)
+                continue
+            if not 0 < ep < _INF:
+                put(step)  # nan / inf, printed when the loader's length is unknown
+                continue
+            if mark:  # 5.x quotes its values, formatted to 4 significant digits ('2.5' is 2.500)
+                half = 0.5 * 10.0 ** (_floor(_log10(ep)) - 3) + 1e-12
+            else:  # 4.x prints the float as rounded: its decimals are its precision
+                half = 0.5 * 10.0 ** -(len(epoch.split(".")[1]) if "." in epoch else 0) + 1e-12
+            lo, hi = ep - half, ep + half
+            kept.append((lo, hi, step))
+            if len(kept) > 16:  # one at a time: the 16 last are kept
+                del kept[0]
+            spe = int(spe_f)  # max(1, …) and max(…, 1) without the calls: 169k dicts made 509k of them
+            if spe < 1:
+                spe = 1
+            # The steps per epoch found last time satisfy every epoch kept before this one (dropping the oldest only
+            # removes a condition), so while the new epoch fits them too, the search below would stop at once:
+            # check only the new one (169k dicts of a 100 MB HF stdout re-ran up to 16 conditions each).
+            if not (spe <= limit and (top := _floor(hi * spe)) >= step and top >= _ceil(lo * spe)):
+                while spe <= limit and not all(_floor(hi * spe) >= max(_ceil(lo * spe), bar)
+                                               for lo, hi, bar in kept):
+                    spe += 1
+                if spe > limit:
+                    spe_f = -1.0  # no whole number fits: the epochs are not global step / steps per epoch
+                    put(step)
+                    continue
+            spe_f = float(spe)
+            if 2 * half * spe < 1:
+                pinned = float(round(ep * spe))
+                if pinned > step:
+                    step = pinned
+            if not is_eval:
+                if last is not None and step <= last[0] and ep > last[1]:
+                    step = last[0] + 1  # the epoch's digits do not pin the step, and the bar did not move
+                last = (step, ep)
+            put(step)
+        st.hf_spe, st.hf_last = spe_f, last
+        return out
 
     @staticmethod
     def _hf_index_resume(st: _State, m: tuple[str, str, bool] | None) -> None:
@@ -838,17 +947,53 @@ _HF_SHAPES: dict[tuple[str, ...], tuple[tuple[str, ...] | None, int]] = {}
 _HF_END = "\n'\x00': 0}\n"
 
 
-def _hf_columns(lines: list[str]) -> tuple[tuple[str, ...], list[list[float]], list[tuple[str, str, bool]]] | None:
-    """`_hf_parsed` of train dicts with the same keys, ``epoch`` last and once, each value read by float(): (the
-    keys but ``epoch``, each key's values in the lines' order, each line's ``epoch`` pair), by one `findall` over
-    the lines joined; None when a line has other keys (or in another order), a value float() refuses, or the
-    keys are not that shape (an evaluation dict, the closing summary)."""
+# (keys but ``epoch``, kind, each key's values, each dict's ``epoch`` text, and whether it was quoted)
+_Columns = tuple[tuple[str, ...], int, list[list[float]], list[str], list[bool]]
+# a set of keys' dicts in a batch: their places in it, and their `_hf_columns`
+_Group = tuple[list[int], tuple[str, ...], int, list[list[float]], list[str], list[bool]]
+
+
+def _first_key(entry: tuple[str | None, str, int]) -> str:
+    """A batch entry's dict up to the quote closing its first key (the whole dict without one)."""
+    line = entry[1]
+    return line[:line.find("'", 2) + 1] or line
+
+
+def _hf_groups(lines: list[str]) -> list[_Group] | None:
+    """The dicts of a batch by their first key, each set read as columns (`_hf_columns`), in the order of their first
+    dicts; None when a set does not read so, or two sets share a key. The first line's first key is looked for at
+    each line's start by one `map` (a train dict's, most of a batch's)."""
+    first = _first_key((None, lines[0], 0))
+    starts = list(map(str.startswith, lines, repeat(first)))
+    places: dict[str, list[int]] = {first: list(compress(range(len(lines)), starts))}
+    if len(places[first]) < len(lines):
+        for i in compress(range(len(lines)), map(not_, starts)):
+            places.setdefault(_first_key((None, lines[i], i)), []).append(i)
+    groups = []
+    for idx in sorted(places.values(), key=_FIRST):
+        got = _hf_columns(list(map(lines.__getitem__, idx)) if len(idx) < len(lines) else lines)
+        if got is None:
+            return None
+        groups.append((idx, *got))
+    if len(groups) > 1 and len({key for g in groups for key in g[1]}) < sum(len(g[1]) for g in groups):
+        return None  # a key in two sets: its series' points would not be in the dicts' order
+    return groups
+
+
+def _hf_columns(lines: list[str]) -> _Columns | None:
+    """`_hf_parsed` of dicts with the same keys, ``epoch`` last and once, each value read by float(): (the keys but
+    ``epoch``, their kind, each key's values in the lines' order, each line's ``epoch`` pair), by one `findall` over
+    the lines joined; None when a line has other keys (or in another order), a value float() refuses, or the keys
+    are not that shape (the closing summary)."""
+    quoted = _hf_quoted_columns(lines)
+    if quoted is not None:
+        return quoted
     first = _HF_PAIR.findall(lines[0])
     keys = tuple(map(_FIRST, first))
     if not keys:
         return None
     shape = _HF_SHAPES.get(keys) or _hf_shape(keys)
-    if shape[0] is None or shape[1]:
+    if shape[0] is None:
         return None
     pairs = _HF_PAIR.findall(_HF_END.join(lines) + _HF_END)
     k = len(keys) + 1  # a line's pairs and its end's
@@ -858,7 +1003,59 @@ def _hf_columns(lines: list[str]) -> tuple[tuple[str, ...], list[list[float]], l
         columns = [list(map(float, map(_SECOND, pairs[j::k]))) for j in range(k - 2)]
     except ValueError:
         return None
-    return shape[0], columns, [(e[0], e[1], e[2] == "'") for e in pairs[k - 2::k]]
+    ends = pairs[k - 2::k]
+    return shape[0], shape[1], columns, list(map(_SECOND, ends)), [e[2] == "'" for e in ends]
+
+
+# The characters of a number float() reads that `NUMBER_RE` reads whole too (no blank, "_", word or non-ASCII digit).
+_NUMBER_BYTES = b"0123456789.eE+-"
+
+
+@lru_cache(maxsize=256)
+def _hf_skeleton(keys: tuple[str, ...]) -> str:
+    """A 5.x dict of these keys as HF writes it, its values left out."""
+    return "{" + ", ".join(f"'{key}': ''" for key in keys) + "}"
+
+
+def _hf_quoted_columns(lines: list[str]) -> _Columns | None:
+    """`_hf_columns` of 5.x dicts as HF writes them: each line ``{'key': 'value', …, 'epoch': 'value'}`` and
+    nothing else, with the first line's keys, each value of digits, ".", "e", "E" and signs that float() reads (so
+    `NUMBER_RE` reads it whole). Then a line's `_HF_PAIR` matches are its pairs, in order (a match starts at a quote
+    before a key; the quotes after "': " and before ", " are a value's), and one `str.split` at the quotes of the
+    lines joined gives them: the `findall` over them took 2.2 µs a dict of a 100 MB HF stdout. None for any other
+    line, which `_hf_columns` reads by `findall`."""
+    first = lines[0]
+    k = first.count("'")
+    if not k or k % 4 or first[:2] != "{'" or first[-2:] != "'}":
+        return None
+    k //= 4  # pairs a line, ``epoch`` the last
+    parts = "\n".join(lines).split("'")
+    count = len(lines)
+    if len(parts) != 4 * k * count + 1:
+        return None
+    keys = tuple(parts[1:4 * k:4])
+    values = parts[3::4]
+    try:  # ASCII, and nothing but digits, ".", "e", "E" and signs
+        if "".join(values).encode("ascii").translate(None, _NUMBER_BYTES):
+            return None
+    except UnicodeEncodeError:
+        return None
+    # the parts but the values, as the lines' shape leaves them: one comparison of the parts joined again (the
+    # split is undone by the join, as no part holds a quote)
+    parts[3::4] = repeat("", len(values))
+    if "'".join(parts) != "\n".join(repeat(_hf_skeleton(keys), count)) or max(map(len, keys)) > 80 or not all(keys):
+        return None
+    shape = _HF_SHAPES.get(keys) or _hf_shape(keys)
+    if shape[0] is None:
+        return None  # ``epoch`` not last or not once, the closing summary
+    parts[3::4] = values
+    try:
+        columns = [list(map(float, parts[3 + 4 * j::4 * k])) for j in range(k - 1)]
+        epochs = parts[4 * k - 1::4 * k]
+        _drain(map(float, epochs))
+    except ValueError:
+        return None
+    return shape[0], shape[1], columns, epochs, [True] * count
 
 
 def _hf_shape(keys: tuple[str, ...]) -> tuple[tuple[str, ...] | None, int]:
