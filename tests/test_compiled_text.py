@@ -897,3 +897,19 @@ def test_the_split_at_quotes_reads_what_findall_reads(monkeypatch: pytest.Monkey
             assert got == text_stdout._hf_columns(lines), (k, lines)
             split += 1
     assert split > 3000, split
+
+
+def test_clean_is_the_control_regex() -> None:
+    """`clean` (cursor moves up removed by `str.replace` when no other escape is left) gives `_CONTROL`'s removal of
+    every escape, over 20,000 random strings of escapes, their pieces and text. Fails when the replace is taken with
+    another escape or a backspace left."""
+    from trainlint.readers.text_stdout import _CONTROL, clean
+
+    r = random.Random(2806)
+    pieces = ["\x1b[A", "\x1b[A", "\x1b", "[", "A", "\x1b[1m", "\x1b[0;32m", "\x08", "1", ";", "?", " 12%|", "\n", "x"]
+    replaced = 0
+    for k in range(20000):
+        line = "".join(r.choice(pieces) for _ in range(r.randint(0, 12)))
+        assert clean(line) == _CONTROL.sub("", line), (k, line)
+        replaced += "\x1b[A" in line and "\x1b" not in line.replace("\x1b[A", "") and "\x08" not in line
+    assert replaced > 1000, replaced

@@ -155,8 +155,13 @@ def word_locator(key: str) -> Locator:
 
 
 def clean(line: str) -> str:
-    """The line as a terminal shows it: without colour codes, cursor moves and backspaces."""
-    return _CONTROL.sub("", line) if ("\x1b" in line or "\x08" in line) else line
+    """The line as a terminal shows it: without colour codes, cursor moves and backspaces. Cursor moves up alone (tqdm's
+    nested bars, HF's evaluation dicts) are removed by `str.replace`, as `_CONTROL` removes each (a whole match),
+    when no other escape is left: the regex took 0.2 µs a character of 170k bars joined, the replace a twentieth."""
+    if "\x1b" in line or "\x08" in line:
+        plain = line.replace("\x1b[A", "")
+        return plain if "\x1b" not in plain and "\x08" not in plain else _CONTROL.sub("", line)
+    return line
 
 
 class TextStdoutReader(FormatReader):
@@ -241,8 +246,6 @@ class TextStdoutReader(FormatReader):
                 bar = line
             elif not line:
                 continue
-            elif line.isspace():
-                st.in_metrics_block = False  # read by `_line` only, never by an HF dict
             elif (line[:2] == "{'" and line[2:3] in _KEY_START and "%|" not in line and len(line) <= MAX_MATCH_LINE
                   and not (escapes and ("\x1b" in line or "\x08" in line))):  # `_HF_DICT` matches
                 if batch is not None:
@@ -250,6 +253,8 @@ class TextStdoutReader(FormatReader):
                 else:  # a batch of one: `_hf_batch` reads it as `_line` reads a dict whose raw line is its clean text
                     self._hf_batch([(bar, line, first_line + offset)], st)
                 bar = None
+            elif line.isspace():
+                st.in_metrics_block = False  # read by `_line` only, never by an HF dict
             else:
                 line = clean(line[:MAX_MATCH_LINE])
                 if escapes and (line.isspace() or not line):
@@ -320,8 +325,9 @@ class TextStdoutReader(FormatReader):
         else:  # each dict's epoch in the batch's order
             epochs, quoted, evals = [""] * len(batch), [False] * len(batch), [False] * len(batch)
             for idx, _, kind, _, texts, marks in groups:
-                for i, text, mark in zip(idx, texts, marks, strict=True):
-                    epochs[i], quoted[i], evals[i] = text, mark, bool(kind)
+                _drain(map(epochs.__setitem__, idx, texts))
+                _drain(map(quoted.__setitem__, idx, marks))
+                _drain(map(evals.__setitem__, idx, repeat(bool(kind))))
         steps = self._bar_steps(st, list(map(_FIRST, batch)))
         if steps is not None:
             steps = self._hf_lags(st, epochs, quoted, steps, evals)
@@ -368,8 +374,7 @@ class TextStdoutReader(FormatReader):
             st.pending_bar = None  # the first dict's redraw takes its place unread
         shown = list(filter(None, bars))
         text = "\n".join(shown)
-        if "\x1b" in text or "\x08" in text:
-            text = _CONTROL.sub("", text)  # `clean` of each line: no escape holds a "\n"
+        text = clean(text)  # of each line: no escape holds a "\n"
         found = _PLAIN_BARS.findall(text)
         if len(found) != len(shown) or "=" in text:
             return None
