@@ -113,3 +113,17 @@ def test_undecodable_bytes_are_said_once_on_their_line(tmp_path: Path, monkeypat
     tail = Tail(str(path), TextStdoutReader(LogFile(path=str(path), format="text")))
     tail.update()
     assert not [p for p in tail.log.problems if "not valid UTF-8" in p.message]
+
+
+def test_the_pairs_counted_by_the_regex_are_the_bytes_count_pairs() -> None:
+    """`count_crlf` (the regex's literal search: bytes.count's stops at each "\\r" of an HF stdout) counts what
+    bytes.count counts, with the same bounds, negative and past the end ones included. Fails with its bounds passed to
+    the regex as they are."""
+    from trainlint.core.lines import count_crlf
+
+    rnd = random.Random(2807)
+    for _ in range(30_000):
+        data = bytes(rnd.choice(b"\r\n\ra") for _ in range(rnd.randint(0, 14)))
+        start = rnd.randint(-18, 18)
+        end = rnd.choice([None, rnd.randint(-18, 18)])
+        assert count_crlf(data, start, end) == data.count(b"\r\n", start, end), (data, start, end)

@@ -15,16 +15,24 @@ from .accel import CLINES
 MAX_MATCH_LINE = 1 << 16
 
 _BREAK_B = re.compile(rb"\r\n|\r|\n")
+_CRLF_B = re.compile(rb"\r\n")
 
 
 # What str.splitlines breaks at besides "\n", "\r" and "\r\n"; editors do not
 _OTHER_BREAKS = ("\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029")
 
 
-def split_lines(text: str) -> list[str]:
-    """Lines of ``text`` without their breaks; a final break does not start an empty line."""
+def split_lines(text: str, breaks: int | None = None) -> list[str]:
+    """Lines of ``text`` without their breaks; a final break does not start an empty line. ``breaks``: the text's
+    "\\n", lone "\\r" and "\\r\\n", when counted already (the pure feed's counts of the bytes)."""
     if "\r" not in text:
         parts = text.split("\n")
+    elif (breaks is not None and text[-1:] not in _OTHER_BREAKS
+          and len(lines := text.splitlines()) == breaks + (text[-1:] not in ("\n", "\r", ""))):
+        # str.splitlines gives one line more for each other break: with as many lines as "\n", "\r" and "\r\n"
+        # make, it holds none (a last character that is one would end the last line in its place: not taken). The
+        # eight searches below took 0.07 s of a 100 MB HF stdout's pure read (a 2-byte str: 0.27 ms a 4 MB chunk each).
+        return lines
     elif not any(map(text.__contains__, _OTHER_BREAKS)):
         # str.splitlines breaks where the LSP does when the text holds none of the others (a 4 MB chunk of an HF
         # stdout with tqdm redraws, a 2-byte str: 0.014 s, the two replaces and the split below 0.051 s; the eight
@@ -69,8 +77,15 @@ def count_breaks_bytes_py(data: bytes, start: int = 0, end: int | None = None) -
         end = len(data)
     n = data.count(b"\n", start, end)
     if data.find(b"\r", start, end) >= 0:
-        n += data.count(b"\r", start, end) - data.count(b"\r\n", start, end)
+        n += data.count(b"\r", start, end) - count_crlf(data, start, end)
     return n
+
+
+def count_crlf(data: bytes, start: int = 0, end: int | None = None) -> int:
+    """The "\r\n" in ``data[start:end]``: the regex's literal search, not bytes.count, whose search for a two-byte
+    needle stops at each "\r" (an HF stdout's 1.6M lone ones in 100 MB: 0.095 s, the regex 0.056 s)."""
+    start, end, _ = slice(start, end).indices(len(data))  # bounds as bytes.count takes them (negative ones too)
+    return len(_CRLF_B.findall(data, start, end))
 
 
 count_breaks_bytes = count_breaks_bytes_py if CLINES is None else CLINES.count_breaks

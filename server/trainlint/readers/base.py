@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from ..core import fsio
 from ..core.fsio import TooLarge, open_regular
-from ..core.lines import count_breaks, count_breaks_bytes, count_breaks_bytes_py
+from ..core.lines import count_breaks, count_breaks_bytes, count_breaks_bytes_py, count_crlf
 from ..core.model import LogFile, Series, series_key
 from ..core.roles import Classified, RoleMap, classify
 
@@ -78,6 +78,12 @@ class FormatReader(ABC):
     #: Set by ``scan`` (told ``breaks``) when it found each "\\r" of its text followed by "\\n": the Tail's count of
     #: "\\n" is then the breaks', and it need not look for a lone "\\r" itself.
     paired: bool = False
+    #: A reader that wants the "\r\n" of its text counted before ``scan`` (the stdout reader: the count of its lines
+    #: says the text holds no other break, `split_lines`) says so; the Tail then tells it ``pairs``. The CSV reader
+    #: does not: it finds its rows' "\r" paired itself, and the count is then not made at all.
+    pairs_first: bool = False
+    #: While ``scan`` reads a chunk: the "\r\n" of its text, when ``pairs_first`` and the Tail counted them; else None.
+    pairs: int | None = None
 
     def snapshot(self) -> Any:
         return copy.deepcopy(self.state)
@@ -388,9 +394,12 @@ class Tail(Source):
             ends = _window_ends(data, cut)
             starts, stops = [0, *ends], [*ends, cut]
             breaks = list(map(data.count, itertools.repeat(b"\n"), starts, stops))
-            returns = None
+            returns = pairs = None
             if data.find(b"\r", 0, cut) >= 0:
                 returns = list(map(data.count, itertools.repeat(b"\r"), starts, stops))
+                if self.reader.pairs_first and not nul:
+                    pairs = list(map(count_crlf, itertools.repeat(data), starts, stops))
+                    self.reader.pairs = sum(pairs)
             # The decode keeps every "\r" and "\n" (neither is part of a character, nor of bytes it replaces); the
             # BOM and NULs dropped are neither. A NUL dropped from between a "\r" and a "\n" pairs them in the text
             # only: then the bytes are counted here.
@@ -398,10 +407,11 @@ class Tail(Source):
             try:
                 self.reader.scan(text, self.next_line)
                 if returns is not None and not (self.reader.paired and not nul):  # count_breaks_bytes_py's count
-                    pairs = map(data.count, itertools.repeat(b"\r\n"), starts, stops)
+                    if pairs is None:
+                        pairs = list(map(count_crlf, itertools.repeat(data), starts, stops))
                     breaks = [nl + cr - crlf for nl, cr, crlf in zip(breaks, returns, pairs, strict=True)]
             finally:
-                self.reader.breaks, self.reader.paired = None, False
+                self.reader.breaks, self.reader.paired, self.reader.pairs = None, False, None
             counted, upto = self._index(data, cut, offset, breaks)
             n = counted + breaks[-1]
         self.next_line += n if data[cut - 1:cut] in (b"\n", b"\r") else n + 1

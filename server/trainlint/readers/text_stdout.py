@@ -166,6 +166,7 @@ def clean(line: str) -> str:
 
 class TextStdoutReader(FormatReader):
     format = "text"
+    pairs_first = True  # `split_lines` takes the feed's count of breaks for its eight searches
 
     def __init__(self, log: LogFile, roles: RoleMap | None = None) -> None:
         super().__init__(log, roles)
@@ -201,7 +202,8 @@ class TextStdoutReader(FormatReader):
             # and the plain HF dicts of the bar's mode read there over the state's fields (`_hf_dict`'s C twin)
             CSTDOUT.stdout_scan(text, first_line, MAX_MATCH_LINE, line_at, st, self.log.facts, self._series_by_keys())
             return
-        lines = split_lines(text)
+        counted = self.breaks
+        lines = split_lines(text, None if counted is None or self.pairs is None else sum(counted) - self.pairs)
         # each of `_line`'s strings holds one of these letters: a search for one character is a fraction of one for
         # a string (a 4 MB chunk of 2-byte text: 0.3 ms, "|Loss: " 2.2 ms), and most chunks hold none of them
         letters = "L" in text or "G" in text or "`" in text
