@@ -1,4 +1,6 @@
-"""Pin the bundled wheel's dependencies: ``bundled/requirements.txt`` for the extension's private environment.
+"""Pin the bundled wheels' dependencies: ``bundled/requirements.txt`` for the extension's private environment.
+
+The pure wheel and the compiled one declare the same dependencies (pyproject.toml): the pure wheel is resolved.
 
     python scripts/pin_requirements.py bundled/trainlint-*-py3-none-any.whl > bundled/requirements.txt
 
