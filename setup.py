@@ -3,7 +3,8 @@ and series measurements (_cstats); everything else is declared in pyproject.toml
 
 ``optional=True``: without a compiler (or Python headers) the build warns and goes on, and the package is the
 pure-Python one, which reads every log identically. ``TRAINLINT_PURE=1`` at build time leaves the extension out
-on purpose: the VS Code extension bundles that pure wheel (any platform), see the Makefile's ``extension`` target.
+on purpose: the VS Code extension bundles that pure wheel (any platform) beside the build machine's compiled one,
+which pip prefers where it fits (vscode-extension/scripts/bundle_wheels.py, the Makefile's ``extension`` target).
 """
 
 import os

@@ -252,6 +252,19 @@ def _bare_python() -> str | None:
     return None
 
 
+def _assert_pip_chose_the_compiled_wheel(bare: str, venv: Path) -> None:
+    """The .vsix bundles the pure wheel and one compiled for the Python that built it (this one): where the user's
+    Python is that same CPython, the private environment must have the compiled scanner (pip's choice from bundled/)."""
+    marker = (venv / ".trainlint-wheel").read_text().split()
+    assert any(n.endswith("-py3-none-any.whl") for n in marker) and len(marker) == 2, marker
+    same = subprocess.run([bare, "-c", "import sys; print(sys.version_info[:2], sys.platform)"], capture_output=True,
+                          text=True).stdout.strip() == f"{sys.version_info[:2]} {sys.platform}"
+    probe = subprocess.run([str(venv / "bin" / "python"), "-P", "-c",
+                            "from trainlint.core import accel; print(accel.REASON)"], capture_output=True, text=True)
+    assert probe.returncode == 0, probe.stderr
+    assert ("compiled scanner in use" in probe.stdout) == same, (bare, probe.stdout)
+
+
 def test_without_trainlint_the_bundled_wheel_goes_into_a_private_environment(code_server: dict,
                                                                              request: pytest.FixtureRequest):
     """A user whose Python lacks trainlint: the extension offers to install the wheel it ships, and then works."""
@@ -272,6 +285,7 @@ def test_without_trainlint_the_bundled_wheel_goes_into_a_private_environment(cod
         while not (storage / ".trainlint-wheel").exists() and time.time() < deadline:
             pg.wait_for_timeout(500)
         assert (storage / ".trainlint-wheel").read_text().startswith("trainlint-"), "no private environment"
+        _assert_pip_chose_the_compiled_wheel(bare, storage)
         _quick_open(pg, "lr_hot/trainer_state.json")
         pg.keyboard.press("Control+Shift+m")
         _until(pg, lambda: (t := _text(pg, ".markers-panel")) and "TP-DIVERGE" in t and t,

@@ -1,6 +1,8 @@
-"""Pin the bundled wheel's dependencies: ``bundled/requirements.txt`` for the extension's private environment.
+"""Pin the bundled wheels' dependencies: ``bundled/requirements.txt`` for the extension's private environment.
 
-    python scripts/pin_requirements.py bundled/trainlint-*.whl > bundled/requirements.txt
+The pure wheel and the compiled one declare the same dependencies (pyproject.toml): the pure wheel is resolved.
+
+    python scripts/pin_requirements.py bundled/trainlint-*-py3-none-any.whl > bundled/requirements.txt
 
 pip resolves the wheel's dependency closure (``pip install --dry-run --report``, nothing installed); each
 dependency is written ``name==version`` with the sha256 of every file the package index lists for that version

@@ -12,8 +12,8 @@ import {
   TransportKind,
 } from "vscode-languageclient/node";
 import {
-  chooseLaunch, IMPORT_CHECK, installHint, privateEnvInstall, privateEnvPython, PythonApi, resolveInterpreter,
-  serverCommand,
+  bundledVersion, chooseLaunch, IMPORT_CHECK, installHint, privateEnvInstall, privateEnvPython, PythonApi,
+  resolveInterpreter, SCANNER_CHECK, serverCommand, wheelMarker,
 } from "./interpreter";
 import { curvesLink, EVENTS_SCHEME, eventsUri, registerCurves } from "./curves";
 import { DOCUMENT_PATTERNS, readSettings, RESTART_KEYS, userValue, worstVerdict } from "./settings";
@@ -69,20 +69,21 @@ async function notify(level: Level, message: string, ...items: string[]): Promis
   return show(message, ...items);
 }
 
-function bundledWheel(context: vscode.ExtensionContext): string | undefined {
+/** The wheels in the .vsix's bundled/ folder: the pure one, and the compiled ones pip may prefer. */
+function bundledWheels(context: vscode.ExtensionContext): string[] {
   const dir = path.join(context.extensionPath, "bundled");
   const found = fs.existsSync(dir) ? fs.readdirSync(dir).filter((f) => /^trainlint-.*\.whl$/.test(f)).sort() : [];
-  return found.length ? path.join(dir, found[found.length - 1]) : undefined;
+  return found.map((f) => path.join(dir, f));
 }
 
-/** The private environment's python, if it was made from this very wheel. */
-function privatePython(context: vscode.ExtensionContext, wheel: string | undefined): string | undefined {
-  if (!wheel) return undefined;
+/** The private environment's python, if it was made from this very set of wheels. */
+function privatePython(context: vscode.ExtensionContext, wheels: string[]): string | undefined {
+  if (wheels.length === 0) return undefined;
   const storage = context.globalStorageUri.fsPath;
   const py = privateEnvPython(storage);
   const marker = path.join(storage, "venv", ".trainlint-wheel");
   try {
-    return fs.existsSync(py) && fs.readFileSync(marker, "utf8").trim() === path.basename(wheel) ? py : undefined;
+    return fs.existsSync(py) && fs.readFileSync(marker, "utf8").trim() === wheelMarker(wheels) ? py : undefined;
   } catch {
     return undefined;
   }
@@ -99,21 +100,28 @@ function run(command: string, args: string[]): Promise<void> {
   });
 }
 
-/** Create the private environment from the bundled wheel (its dependencies from the package index). */
-async function createPrivateEnv(context: vscode.ExtensionContext, python: string, wheel: string): Promise<string> {
+/**
+ * Create the private environment from the bundled wheels (pip picks the one that fits the interpreter; the
+ * dependencies come from the package index).
+ */
+async function createPrivateEnv(context: vscode.ExtensionContext, python: string, wheels: string[]): Promise<string> {
   const storage = context.globalStorageUri.fsPath;
   const py = privateEnvPython(storage);
+  const version = bundledVersion(wheels);
+  if (!version) throw new Error(`no trainlint wheel among ${wheels.join(", ")}`);
+  const dir = path.dirname(wheels[0]);
   fs.mkdirSync(storage, { recursive: true });
   await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: "trainlint",
     cancellable: false }, async (progress) => {
     progress.report({ message: "creating a private Python environment…" });
     await run(python, ["-P", "-m", "venv", "--clear", path.join(storage, "venv")]);
-    progress.report({ message: `installing ${path.basename(wheel)} and its dependencies…` });
-    const pinned = path.join(path.dirname(wheel), "requirements.txt");
-    for (const [command, args] of privateEnvInstall(py, wheel, fs.existsSync(pinned) ? pinned : undefined)) {
+    progress.report({ message: `installing trainlint ${version} and its dependencies…` });
+    const pinned = path.join(dir, "requirements.txt");
+    for (const [command, args] of privateEnvInstall(py, dir, version, fs.existsSync(pinned) ? pinned : undefined)) {
       await run(command, args);
     }
-    fs.writeFileSync(path.join(storage, "venv", ".trainlint-wheel"), path.basename(wheel));
+    await run(py, SCANNER_CHECK); // says in the output whether the compiled scanner came with the wheel pip chose
+    fs.writeFileSync(path.join(storage, "venv", ".trainlint-wheel"), wheelMarker(wheels));
   });
   return py;
 }
@@ -121,12 +129,12 @@ async function createPrivateEnv(context: vscode.ExtensionContext, python: string
 async function start(context: vscode.ExtensionContext): Promise<void> {
   const folder = vscode.workspace.workspaceFolders?.[0]?.uri;
   const resolved = resolveInterpreter(userSetting<string | string[]>("interpreter", []), await pythonApi(), folder);
-  const wheel = bundledWheel(context);
+  const wheels = bundledWheels(context);
   const problem = await canImport(resolved.python);
   let launch = chooseLaunch({
     path: userSetting<string[]>("path", []), importStrategy: config().get<string>("importStrategy", "useBundled"),
-    interpreter: resolved, interpreterHasTrainlint: problem === undefined, privatePython: privatePython(context, wheel),
-    bundledWheel: wheel,
+    interpreter: resolved, interpreterHasTrainlint: problem === undefined, privatePython: privatePython(context, wheels),
+    bundledWheels: wheels,
   });
   if (launch.kind === "offer-private-env") {
     output.appendLine(`trainlint: ${resolved.python} cannot import trainlint: ${problem}`);
@@ -136,7 +144,7 @@ async function start(context: vscode.ExtensionContext): Promise<void> {
       "Open settings");
     if (pick === "Create environment") {
       try {
-        launch = { kind: "python", python: await createPrivateEnv(context, launch.python, launch.wheel),
+        launch = { kind: "python", python: await createPrivateEnv(context, launch.python, launch.wheels),
           source: "private environment" };
       } catch (e) {
         await notify("error", `Could not create trainlint's environment: ${e}. See the output for pip's message.`);

@@ -51,7 +51,7 @@ export const IMPORT_CHECK = ["-P", "-c", "import trainlint.lsp.server"];
 export type Launch =
   | { kind: "path"; command: string; args: string[] }
   | { kind: "python"; python: string; source: string }
-  | { kind: "offer-private-env"; python: string; wheel: string }
+  | { kind: "offer-private-env"; python: string; wheels: string[] }
   | { kind: "missing"; python: string };
 
 export interface LaunchInputs {
@@ -60,7 +60,7 @@ export interface LaunchInputs {
   interpreter: Resolved;          // the resolved interpreter
   interpreterHasTrainlint: boolean;
   privatePython?: string;         // the private environment's python, when it holds the bundled version
-  bundledWheel?: string;          // the wheel shipped inside the .vsix
+  bundledWheels?: string[];       // the wheels shipped inside the .vsix (pure, and compiled for some platforms)
 }
 
 /**
@@ -74,7 +74,9 @@ export function chooseLaunch(i: LaunchInputs): Launch {
   const bundled = i.importStrategy !== "fromEnvironment";
   if (bundled && i.privatePython) return { kind: "python", python: i.privatePython, source: "private environment" };
   if (i.interpreterHasTrainlint) return { kind: "python", python: i.interpreter.python, source: i.interpreter.source };
-  if (bundled && i.bundledWheel) return { kind: "offer-private-env", python: i.interpreter.python, wheel: i.bundledWheel };
+  if (bundled && i.bundledWheels?.length) {
+    return { kind: "offer-private-env", python: i.interpreter.python, wheels: i.bundledWheels };
+  }
   return { kind: "missing", python: i.interpreter.python };
 }
 
@@ -83,16 +85,48 @@ export function privateEnvPython(storageDir: string, platform: string = process.
   return platform === "win32" ? `${storageDir}/venv/Scripts/python.exe` : `${storageDir}/venv/bin/python`;
 }
 
-/**
- * The pip runs that fill the private environment. With the pinned list made when the wheel was bundled
- * (`requirements.txt`: each dependency `==` a version, with the sha256 of every file the index has for it), pip
- * installs exactly those files (`--require-hashes`) and then the wheel alone; without one (a development build),
- * the wheel and its dependencies as declared.
- */
-export function privateEnvInstall(py: string, wheel: string, requirements: string | undefined): [string, string[]][] {
-  if (!requirements) return [[py, ["-P", "-m", "pip", "install", wheel]]];
-  return [
-    [py, ["-P", "-m", "pip", "install", "--require-hashes", "-r", requirements]],
-    [py, ["-P", "-m", "pip", "install", "--no-deps", wheel]],
-  ];
+const WHEEL = /^trainlint-([^-]+)-.+\.whl$/;
+
+function baseName(file: string): string {
+  return file.split(/[\\/]/).pop() ?? file;
 }
+
+/**
+ * The trainlint version the bundled wheels carry (`trainlint-VERSION-TAGS.whl`), which the private environment
+ * asks pip for: the pure wheel's, which every .vsix has, else the first wheel's.
+ */
+export function bundledVersion(wheels: string[]): string | undefined {
+  const names = wheels.map(baseName).filter((n) => WHEEL.test(n));
+  const pick = names.find((n) => n.endsWith("-py3-none-any.whl")) ?? names[0];
+  return pick ? WHEEL.exec(pick)?.[1] : undefined;
+}
+
+/**
+ * What `.trainlint-wheel` in the private environment holds: the names of every bundled wheel, sorted, one a line.
+ * The environment is made again when it differs, so a .vsix that adds, drops or changes any wheel (a new version,
+ * a compiled wheel where there was none) replaces the one pip chose before.
+ */
+export function wheelMarker(wheels: string[]): string {
+  return wheels.map(baseName).sort().join("\n");
+}
+
+/**
+ * The pip runs that fill the private environment from the folder of bundled wheels. pip picks the wheel: with
+ * `--no-index --find-links` the only candidates for `trainlint==VERSION` are the bundled files, and pip takes the
+ * one whose tags fit this Python best: the compiled wheel where its Python version, platform and glibc match, the
+ * pure `py3-none-any` one everywhere else. With the pinned list made when the wheels were bundled
+ * (`requirements.txt`: each dependency `==` a version, with the sha256 of every file the index has for it), pip
+ * installs exactly those files (`--require-hashes`), then trainlint alone (`--no-deps`); without one (a development
+ * build), trainlint from the folder, then its dependencies as declared, from the index (trainlint itself is then
+ * already installed, so the index's is never taken).
+ */
+export function privateEnvInstall(py: string, bundledDir: string, version: string,
+  requirements: string | undefined): [string, string[]][] {
+  const trainlint: [string, string[]] =
+    [py, ["-P", "-m", "pip", "install", "--no-deps", "--no-index", "--find-links", bundledDir, `trainlint==${version}`]];
+  if (!requirements) return [trainlint, [py, ["-P", "-m", "pip", "install", `trainlint==${version}`]]];
+  return [[py, ["-P", "-m", "pip", "install", "--require-hashes", "-r", requirements]], trainlint];
+}
+
+/** Run in the private environment once it is made: its output says whether the compiled scanner loaded, and why not. */
+export const SCANNER_CHECK = ["-P", "-c", "from trainlint.core import accel; print('trainlint:', accel.REASON)"];

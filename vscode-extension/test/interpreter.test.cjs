@@ -39,11 +39,14 @@ test("the launch: trainlint.path, then the private environment, the interpreter,
     { kind: "path", command: "/opt/trainlint", args: ["--x"] });
   assert.deepEqual(m.chooseLaunch({ ...base, privatePython: "/s/venv/bin/python", interpreterHasTrainlint: true }),
     { kind: "python", python: "/s/venv/bin/python", source: "private environment" });
-  assert.deepEqual(m.chooseLaunch({ ...base, interpreterHasTrainlint: true, bundledWheel: "/x.whl" }),
+  assert.deepEqual(m.chooseLaunch({ ...base, interpreterHasTrainlint: true, bundledWheels: ["/x.whl"] }),
     { kind: "python", python: "/usr/bin/python3", source: "default" });
-  assert.deepEqual(m.chooseLaunch({ ...base, bundledWheel: "/e/bundled/trainlint-0.1.0-py3-none-any.whl" }),
-    { kind: "offer-private-env", python: "/usr/bin/python3", wheel: "/e/bundled/trainlint-0.1.0-py3-none-any.whl" });
-  assert.deepEqual(m.chooseLaunch({ ...base, importStrategy: "fromEnvironment", bundledWheel: "/x.whl",
+  const wheels = ["/e/bundled/trainlint-0.1.0-cp311-cp311-manylinux_2_17_x86_64.whl",
+    "/e/bundled/trainlint-0.1.0-py3-none-any.whl"];
+  assert.deepEqual(m.chooseLaunch({ ...base, bundledWheels: wheels }),
+    { kind: "offer-private-env", python: "/usr/bin/python3", wheels });
+  assert.deepEqual(m.chooseLaunch({ ...base, bundledWheels: [] }), { kind: "missing", python: "/usr/bin/python3" });
+  assert.deepEqual(m.chooseLaunch({ ...base, importStrategy: "fromEnvironment", bundledWheels: ["/x.whl"],
     privatePython: "/s/venv/bin/python" }), { kind: "missing", python: "/usr/bin/python3" });
   assert.equal(m.privateEnvPython("/s", "linux"), "/s/venv/bin/python");
 });
@@ -71,13 +74,39 @@ test("the server and the import probe never import a trainlint/ folder of the wo
   }
 });
 
-test("the private environment installs the bundled wheel's dependencies pinned by hash", () => {
-  const steps = m.privateEnvInstall("/s/venv/bin/python", "/b/trainlint-0.1.0-py3-none-any.whl", "/b/requirements.txt");
+test("the private environment installs the dependencies pinned by hash, then the wheel pip picks from bundled/", () => {
+  const steps = m.privateEnvInstall("/s/venv/bin/python", "/b", "0.1.0", "/b/requirements.txt");
   assert.deepEqual(steps, [
     ["/s/venv/bin/python", ["-P", "-m", "pip", "install", "--require-hashes", "-r",
       "/b/requirements.txt"]],
-    ["/s/venv/bin/python", ["-P", "-m", "pip", "install", "--no-deps", "/b/trainlint-0.1.0-py3-none-any.whl"]],
+    // only the bundled files are candidates (--no-index): pip takes the compiled wheel where its tags fit
+    ["/s/venv/bin/python", ["-P", "-m", "pip", "install", "--no-deps", "--no-index", "--find-links", "/b",
+      "trainlint==0.1.0"]],
   ]);
-  // a development build without the pinned list: the wheel and its dependencies as declared
-  assert.deepEqual(m.privateEnvInstall("/p", "/w.whl", undefined), [["/p", ["-P", "-m", "pip", "install", "/w.whl"]]]);
+  // a development build without the pinned list: trainlint from the folder, then its dependencies as declared
+  assert.deepEqual(m.privateEnvInstall("/p", "/b", "0.2.0", undefined), [
+    ["/p", ["-P", "-m", "pip", "install", "--no-deps", "--no-index", "--find-links", "/b", "trainlint==0.2.0"]],
+    ["/p", ["-P", "-m", "pip", "install", "trainlint==0.2.0"]],
+  ]);
+});
+
+test("the version asked for is the bundled wheels' (the pure one's first), on any path separator", () => {
+  assert.equal(m.bundledVersion(["/b/trainlint-0.1.0-cp311-cp311-manylinux_2_17_x86_64.whl",
+    "/b/trainlint-0.1.0-py3-none-any.whl"]), "0.1.0");
+  assert.equal(m.bundledVersion(["C:\\ext\\bundled\\trainlint-0.3.1-py3-none-any.whl"]), "0.3.1");
+  assert.equal(m.bundledVersion(["/b/trainlint-0.2.0-cp311-cp311-win_amd64.whl"]), "0.2.0");
+  assert.equal(m.bundledVersion(["/b/other-1.0-py3-none-any.whl"]), undefined);
+  assert.equal(m.bundledVersion([]), undefined);
+});
+
+test("the private environment's marker names every bundled wheel: any change to the set remakes it", () => {
+  const pure = "/e/bundled/trainlint-0.1.0-py3-none-any.whl";
+  const compiled = "/e/bundled/trainlint-0.1.0-cp311-cp311-manylinux_2_17_x86_64.whl";
+  const both = m.wheelMarker([pure, compiled]);
+  assert.equal(both, "trainlint-0.1.0-cp311-cp311-manylinux_2_17_x86_64.whl\ntrainlint-0.1.0-py3-none-any.whl");
+  assert.equal(m.wheelMarker([compiled, pure]), both, "the order the folder lists them in does not count");
+  // an environment made from the pure wheel alone (the .vsix before this one) is not this bundle's
+  assert.notEqual(m.wheelMarker([pure]), both);
+  assert.equal(m.wheelMarker([pure]), "trainlint-0.1.0-py3-none-any.whl");
+  assert.notEqual(m.wheelMarker([pure.replace("0.1.0", "0.1.1"), compiled.replace("0.1.0", "0.1.1")]), both);
 });
