@@ -50,8 +50,9 @@ SCHEMA: tuple[Setting, ...] = (
             "wins over the interpreter and the bundled copy.", scope="machine"),
     Setting("importStrategy", "enum", "useBundled", "Which trainlint runs the server.", scope="resource",
             enum=("useBundled", "fromEnvironment"), enum_descriptions=(
-                "The trainlint wheel shipped with this extension, installed on request into a private environment "
-                "in the extension's storage (its dependencies come from the package index); the interpreter's own "
+                "The trainlint shipped with this extension, installed on request into a private environment in the "
+                "extension's storage (its dependencies come from the package index): the compiled wheel where it fits "
+                "(the Python and platform the .vsix was built with), else the pure-Python one; the interpreter's own "
                 "trainlint until then.", "Only the trainlint installed in the selected interpreter.")),
     Setting("args", "strings", [], "Extra arguments for `trainlint serve` (for example [\"--log-level\", "
             "\"INFO\"]).", scope="machine"),
