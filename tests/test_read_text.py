@@ -167,6 +167,43 @@ def test_hf_lag_is_the_search_it_was():
             assert (got, st) == (want, ref), (k, m, bar)
 
 
+def test_hf_lags_of_a_batch_are_the_search_it_was_across_powers_of_ten():
+    """`_hf_lags` over a batch of dicts (the state read and written once; a 5.x epoch's half digit kept for the inside
+    of its decade) gives every step and leaves every state the full search gives one dict at a time, over runs whose
+    5.x epochs cross powers of ten (some a hair from one, where log10 rounds to it), 4.x ones, evaluation dicts and
+    epochs that pin nothing. Fails with the decade's inside taken to its ends, or the kept epochs not cut to 16."""
+    import copy
+    import math
+    import random
+
+    from trainlint.core.model import LogFile
+    from trainlint.readers.text_stdout import TextStdoutReader, _State
+
+    reader = TextStdoutReader(LogFile(path="x", format="text"))
+    r = random.Random(2808)
+    for k in range(400):
+        spe, bar_total = r.choice([1, 3, 7, 40, 700]), r.choice([50, 2000])
+        start = r.choice([1e-4, 0.09, 0.9, 9.5, 95, 990, 9990]) * spe
+        epochs, quoted, steps, evals = [], [], [], []
+        step = start
+        for _ in range(r.randint(1, 60)):
+            step += r.choice([1, 1, 2, 5, 50])
+            ep = step / spe
+            text, mark = r.choice([(f"{ep:.4g}", True)] * 4 + [(repr(round(ep, 4)), False), ("x", True)])
+            if r.random() < 0.1:  # a hair below or above a power of ten, where log10 rounds to the power
+                power = 10.0 ** round(math.log10(ep))
+                text, mark = repr(r.choice([math.nextafter(power, 0), power, math.nextafter(power, math.inf)])), True
+            epochs.append(None if r.random() < 0.03 else text)
+            quoted.append(mark)
+            steps.append(float(int(step) - r.choice([0, 0, 1, 3])))
+            evals.append(r.random() < 0.1)
+        st = _State(bar_total=bar_total)
+        ref = copy.deepcopy(st)
+        got = reader._hf_lags(st, epochs, quoted, steps, evals)
+        want = _full_search_hf_lags(None, ref, epochs, quoted, steps, evals)
+        assert (got, st) == (want, ref), (k, epochs)
+
+
 def test_an_hf_dict_with_an_epoch_that_is_not_finite_keeps_the_bars_step(tmp_path):
     """A dict whose `epoch` prints as 'nan' or 'inf' (a run whose dataloader length is not known) has no epoch to
     pin its step: it takes the bar's, as a dict without an epoch does. It made the whole file unreadable (nan:

@@ -736,8 +736,11 @@ class TextStdoutReader(FormatReader):
         out: list[float] = []
         put = out.append
         spe_f, kept, last = st.hf_spe, st.hf_epochs, st.hf_last
+        spe = int(spe_f) if spe_f >= 1 else 1  # the smallest whole number tried: the last one found
+        fitted = False
         bar_total = st.bar_total
         limit = (bar_total if bar_total > 1 else 1) * 4 + 64
+        low = high = half_q = 0.0  # a decade's inside, where a 5.x epoch's half digit is ``half_q``
         for epoch, mark, step, is_eval in zip(epochs, quoted, steps, evals, strict=True):
             if epoch is None or spe_f < 0:
                 put(step)  # no epoch pins the step, or no whole number of steps per epoch fitted
@@ -751,20 +754,22 @@ class TextStdoutReader(FormatReader):
                 put(step)  # nan / inf, printed when the loader's length is unknown
                 continue
             if mark:  # 5.x quotes its values, formatted to 4 significant digits ('2.5' is 2.500)
-                half = 0.5 * 10.0 ** (_floor(_log10(ep)) - 3) + 1e-12
+                if not low <= ep < high:
+                    e = _floor(_log10(ep))
+                    half_q = 0.5 * 10.0 ** (e - 3) + 1e-12
+                    # log10 rounds to e's side of a power of ten only next to it: away from the decade's ends, the
+                    # next epochs' e is this one (a call each of log10 and floor was a sixth of this loop)
+                    low, high = (1.001 * 10.0 ** e, 9.99 * 10.0 ** e) if ep > 1e-290 else (0.0, 0.0)
+                half = half_q
             else:  # 4.x prints the float as rounded: its decimals are its precision
                 half = 0.5 * 10.0 ** -(len(epoch.split(".")[1]) if "." in epoch else 0) + 1e-12
             lo, hi = ep - half, ep + half
-            kept.append((lo, hi, step))
-            if len(kept) > 16:  # one at a time: the 16 last are kept
-                del kept[0]
-            spe = int(spe_f)  # max(1, …) and max(…, 1) without the calls: 169k dicts made 509k of them
-            if spe < 1:
-                spe = 1
+            kept.append((lo, hi, step))  # the 16 last are kept: cut when the search reads them, and at the end
             # The steps per epoch found last time satisfy every epoch kept before this one (dropping the oldest only
             # removes a condition), so while the new epoch fits them too, the search below would stop at once:
             # check only the new one (169k dicts of a 100 MB HF stdout re-ran up to 16 conditions each).
             if not (spe <= limit and (top := _floor(hi * spe)) >= step and top >= _ceil(lo * spe)):
+                del kept[:-16]
                 while spe <= limit and not all(_floor(hi * spe) >= max(_ceil(lo * spe), bar)
                                                for lo, hi, bar in kept):
                     spe += 1
@@ -772,7 +777,7 @@ class TextStdoutReader(FormatReader):
                     spe_f = -1.0  # no whole number fits: the epochs are not global step / steps per epoch
                     put(step)
                     continue
-            spe_f = float(spe)
+            fitted = True
             if 2 * half * spe < 1:
                 pinned = float(round(ep * spe))
                 if pinned > step:
@@ -782,7 +787,9 @@ class TextStdoutReader(FormatReader):
                     step = last[0] + 1  # the epoch's digits do not pin the step, and the bar did not move
                 last = (step, ep)
             put(step)
-        st.hf_spe, st.hf_last = spe_f, last
+        del kept[:-16]
+        st.hf_spe = spe_f if spe_f < 0 or not fitted else float(spe)
+        st.hf_last = last
         return out
 
     @staticmethod
