@@ -66,6 +66,7 @@ def cell_locator(index: int) -> Locator:
 
 class CsvReader(FormatReader):
     format = "csv"
+    chunk = None if CSCAN is not None else 1 << 20  # the pure read's cells of a chunk held in the caches
 
     def __init__(self, log: LogFile, roles: RoleMap | None = None) -> None:
         super().__init__(log, roles)

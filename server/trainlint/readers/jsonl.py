@@ -69,6 +69,7 @@ class _State:
 
 class JsonlReader(FormatReader):
     format = "jsonl"
+    chunk = None if CJSONL is not None else 1 << 20  # the pure read's pieces of a chunk held in the caches
 
     def __init__(self, log: LogFile, roles: RoleMap | None = None) -> None:
         super().__init__(log, roles)

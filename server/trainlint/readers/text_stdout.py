@@ -167,6 +167,7 @@ def clean(line: str) -> str:
 class TextStdoutReader(FormatReader):
     format = "text"
     pairs_first = True  # `split_lines` takes the feed's count of breaks for its eight searches
+    chunk = None if CSTDOUT is not None else 1 << 20  # the pure read's lines of a chunk held in the caches
 
     def __init__(self, log: LogFile, roles: RoleMap | None = None) -> None:
         super().__init__(log, roles)
@@ -242,7 +243,7 @@ class TextStdoutReader(FormatReader):
         # a plain chunk's HF dicts as written, each with the redraw before it, read together (`_hf_batch`) before the
         # next line `_line` reads: a bar there adds no point (no "="), so no series is appended to in between
         batch: list[tuple[str | None, str, int]] | None = [] if plain else None
-        for offset, line in enumerate(lines):
+        for n, line in enumerate(lines, first_line):
             if "%|" in line and (plain or ("=" not in line and len(line) <= MAX_MATCH_LINE and not (
                     escapes and ("\x1b" in line or "\x08" in line) and ("L" in line or "G" in line or "`" in line)))):
                 bar = line
@@ -251,9 +252,9 @@ class TextStdoutReader(FormatReader):
             elif (line[:2] == "{'" and line[2:3] in _KEY_START and "%|" not in line and len(line) <= MAX_MATCH_LINE
                   and not (escapes and ("\x1b" in line or "\x08" in line))):  # `_HF_DICT` matches
                 if batch is not None:
-                    batch.append((bar, line, first_line + offset))
+                    batch.append((bar, line, n))
                 else:  # a batch of one: `_hf_batch` reads it as `_line` reads a dict whose raw line is its clean text
-                    self._hf_batch([(bar, line, first_line + offset)], st)
+                    self._hf_batch([(bar, line, n)], st)
                 bar = None
             elif line.isspace():
                 st.in_metrics_block = False  # read by `_line` only, never by an HF dict
@@ -266,9 +267,9 @@ class TextStdoutReader(FormatReader):
                         and "GPU available: " not in line and _HF_DICT.match(line)):
                     # a dict after a cursor move (HF's evaluation dict): what `_line` does with it, without its tests
                     if batch is not None:
-                        batch.append((bar, line, first_line + offset))
+                        batch.append((bar, line, n))
                     else:
-                        self._hf_batch([(bar, line, first_line + offset)], st)
+                        self._hf_batch([(bar, line, n)], st)
                     bar = None
                     continue
                 if batch:
@@ -276,7 +277,7 @@ class TextStdoutReader(FormatReader):
                     batch = []
                 if bar is not None:
                     st.pending_bar, bar = clean(bar), None
-                line_at(line, first_line + offset, st)
+                line_at(line, n, st)
         if batch:
             self._hf_batch(batch, st)
         if bar is not None:
