@@ -838,6 +838,12 @@ def test_hf_dicts_read_together_as_one_at_a_time(tmp_path: Path, monkeypatch: py
     taken = 0
     batch_columns, split_columns = text_stdout._hf_columns, text_stdout._hf_quoted_columns
     bar_steps, together_ = text_stdout.TextStdoutReader._bar_steps, text_stdout.TextStdoutReader._hf_together
+    groups_ = text_stdout._hf_groups
+
+    def counted_groups(lines: list[str]) -> object:
+        got = groups_(lines)
+        paths.update(["sets declined" if got is None else "sets read"])
+        return got
     paths: collections.Counter[str] = collections.Counter()
     for k in range(1500):
         text = _plain_hf_text(r)
@@ -853,6 +859,7 @@ def test_hf_dicts_read_together_as_one_at_a_time(tmp_path: Path, monkeypatch: py
                 paths.update(["bars" if (got := bar_steps(self, st, bars)) is not None else "bars declined"]) or got))
             m.setattr(text_stdout.TextStdoutReader, "_hf_together", lambda self, batch, groups, st: (
                 paths.update(["sets" if len(groups) > 1 else "one set"]), together_(self, batch, groups, st)))
+            m.setattr(text_stdout, "_hf_groups", counted_groups)
             together = read(str(p), "text")
             taken += bool(took)
             m.setattr(text_stdout.TextStdoutReader, "_hf_batch", one_at_a_time)
@@ -864,6 +871,7 @@ def test_hf_dicts_read_together_as_one_at_a_time(tmp_path: Path, monkeypatch: py
     # the split at quotes, the bars read together or declined, and batches of several sets of keys (the evaluation
     # dicts among the train dicts)
     assert paths["split"] > 500 and paths["bars"] > 1000 and paths["bars declined"] > 50 and paths["sets"] > 50, paths
+    assert paths["sets declined"] > 100, paths  # then runs of one first key (`_hf_rest`)
 
 
 def test_the_split_at_quotes_reads_what_findall_reads(monkeypatch: pytest.MonkeyPatch) -> None:

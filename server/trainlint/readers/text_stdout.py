@@ -310,7 +310,7 @@ class TextStdoutReader(FormatReader):
         if groups is not None and not any(any(self._hf_appends(g[1], "progress-bar")[0]) for g in groups):
             self._hf_together(batch, groups, st)
             return True
-        runs = [list(run) for _, run in groupby(batch, key=_first_key)]
+        runs = [list(run) for _, run in groupby(batch, key=lambda entry: _first_key(entry[1]))]
         if len(runs) == 1:
             return False
         for run in runs:
@@ -968,9 +968,8 @@ _Columns = tuple[tuple[str, ...], int, list[list[float]], list[str], list[bool]]
 _Group = tuple[list[int], tuple[str, ...], int, list[list[float]], list[str], list[bool]]
 
 
-def _first_key(entry: tuple[str | None, str, int]) -> str:
-    """A batch entry's dict up to the quote closing its first key (the whole dict without one)."""
-    line = entry[1]
+def _first_key(line: str) -> str:
+    """A dict up to the quote closing its first key (the whole dict without one)."""
     return line[:line.find("'", 2) + 1] or line
 
 
@@ -978,12 +977,12 @@ def _hf_groups(lines: list[str]) -> list[_Group] | None:
     """The dicts of a batch by their first key, each set read as columns (`_hf_columns`), in the order of their first
     dicts; None when a set does not read so, or two sets share a key. The first line's first key is looked for at
     each line's start by one `map` (a train dict's, most of a batch's)."""
-    first = _first_key((None, lines[0], 0))
+    first = _first_key(lines[0])
     starts = list(map(str.startswith, lines, repeat(first)))
     places: dict[str, list[int]] = {first: list(compress(range(len(lines)), starts))}
     if len(places[first]) < len(lines):
         for i in compress(range(len(lines)), map(not_, starts)):
-            places.setdefault(_first_key((None, lines[i], i)), []).append(i)
+            places.setdefault(_first_key(lines[i]), []).append(i)
     groups = []
     for idx in sorted(places.values(), key=_FIRST):
         got = _hf_columns(list(map(lines.__getitem__, idx)) if len(idx) < len(lines) else lines)
