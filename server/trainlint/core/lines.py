@@ -82,8 +82,8 @@ def count_breaks_bytes_py(data: bytes, start: int = 0, end: int | None = None) -
 
 
 def count_crlf(data: bytes, start: int = 0, end: int | None = None) -> int:
-    """The "\r\n" in ``data[start:end]``: the regex's literal search, not bytes.count, whose search for a two-byte
-    needle stops at each "\r" (an HF stdout's 1.6M lone ones in 100 MB: 0.095 s, the regex 0.056 s)."""
+    """The "\\r\\n" in ``data[start:end]``: the regex's literal search, not bytes.count, whose search for a two-byte
+    needle stops at each "\\r" (an HF stdout's 1.6M lone ones in 100 MB: 0.095 s, the regex 0.056 s)."""
     start, end, _ = slice(start, end).indices(len(data))  # bounds as bytes.count takes them (negative ones too)
     return len(_CRLF_B.findall(data, start, end))
 

@@ -78,11 +78,11 @@ class FormatReader(ABC):
     #: Set by ``scan`` (told ``breaks``) when it found each "\\r" of its text followed by "\\n": the Tail's count of
     #: "\\n" is then the breaks', and it need not look for a lone "\\r" itself.
     paired: bool = False
-    #: A reader that wants the "\r\n" of its text counted before ``scan`` (the stdout reader: the count of its lines
+    #: A reader that wants the "\\r\\n" of its text counted before ``scan`` (the stdout reader: the count of its lines
     #: says the text holds no other break, `split_lines`) says so; the Tail then tells it ``pairs``. The CSV reader
-    #: does not: it finds its rows' "\r" paired itself, and the count is then not made at all.
+    #: does not: it finds its rows' "\\r" paired itself, and the count is then not made at all.
     pairs_first: bool = False
-    #: While ``scan`` reads a chunk: the "\r\n" of its text, when ``pairs_first`` and the Tail counted them; else None.
+    #: While ``scan`` reads a chunk: its text's "\\r\\n", when ``pairs_first`` and the Tail counted them; else None.
     pairs: int | None = None
     #: The bytes a Tail reads a call for this reader, if fewer than ``CHUNK``: the pure-Python stdout, JSON-lines and
     #: CSV reads take 1 MB, as the strings of a 4 MB chunk's lines or cells (80k lines of an HF stdout, 10 MB of

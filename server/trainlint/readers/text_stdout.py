@@ -1062,10 +1062,9 @@ def _hf_quoted_columns(lines: list[str]) -> _Columns | None:
     shape = _HF_SHAPES.get(keys) or _hf_shape(keys)
     if shape[0] is None:
         return None  # ``epoch`` not last or not once, the closing summary
-    parts[3::4] = values
-    try:
-        columns = [list(map(float, parts[3 + 4 * j::4 * k])) for j in range(k - 1)]
-        epochs = parts[4 * k - 1::4 * k]
+    try:  # a line's values are k in a row: each key's every k-th
+        columns = [list(map(float, values[j::k])) for j in range(k - 1)]
+        epochs = values[k - 1::k]
         _drain(map(float, epochs))
     except ValueError:
         return None
