@@ -23,7 +23,7 @@ CORE = ROOT / "server" / "trainlint" / "core"
 # each extension setup.py builds, and the names accel gives it and its reason
 MODULES = {"_cscan": ("CSCAN", "REASON"), "_cjsonl": ("CJSONL", "JSONL_REASON"), "_ctext": ("CTEXT", "CTEXT_REASON"),
            "_cstdout": ("CSTDOUT", "STDOUT_REASON"), "_clines": ("CLINES", "CLINES_REASON"),
-           "_cstats": ("CSTATS", "CSTATS_REASON")}
+           "_cstats": ("CSTATS", "CSTATS_REASON"), "_carray": ("CARRAY", "CARRAY_REASON")}
 
 
 def _compiler() -> str | None:

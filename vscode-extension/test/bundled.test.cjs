@@ -95,7 +95,7 @@ test("the private environment made from it on this machine has every compiled sc
   const probe = JSON.parse(sh(py, ["-P", "-c", [
     "import json, sys, importlib.metadata as md",
     "from trainlint.core import accel",
-    "mods = {n: getattr(accel, n) for n in ('CSCAN', 'CJSONL', 'CTEXT', 'CSTDOUT', 'CLINES', 'CSTATS')}",
+    "mods = {n: getattr(accel, n) for n in ('CSCAN', 'CJSONL', 'CTEXT', 'CSTDOUT', 'CLINES', 'CSTATS', 'CARRAY')}",
     "print(json.dumps({'prefix': sys.prefix, 'files': {n: m and m.__file__ for n, m in mods.items()},",
     "  'wheel': md.distribution('trainlint').read_text('WHEEL')}))"].join("\n")], "the accel probe"));
   for (const [name, file] of Object.entries(probe.files)) {

@@ -36,6 +36,7 @@
 #endif
 
 #include "_cfloat.h"
+#include "_croom.h"
 
 #if defined(__GNUC__) || defined(__clang__)
 #define ALWAYS_INLINE inline __attribute__((always_inline))
@@ -404,7 +405,9 @@ static PyObject *hf_append(PyObject *self, PyObject *const *args, Py_ssize_t nar
     for (Py_ssize_t i = 0; i < count; i++) {
         PyObject *put[3] = {args[2], PyTuple_GET_ITEM(values, i), args[3]};
         for (int a = 0; a < 3; a++) {
-            PyObject *r = PyObject_CallMethodOneArg(PyTuple_GET_ITEM(arrays, 5 * i + a), append, put[a]);
+            PyObject *arr = PyTuple_GET_ITEM(arrays, 5 * i + a);
+            if (Py_TYPE(arr) == ROOM_ARRAY) room_reserve(arr, Py_SIZE(arr) + 1);  /* doubled, not by a sixteenth */
+            PyObject *r = PyObject_CallMethodOneArg(arr, append, put[a]);
             if (r == NULL) return NULL;
             Py_DECREF(r);
         }
@@ -774,7 +777,7 @@ static PyObject *hf_lag_py(PyObject *self, PyObject *args) {
 struct Out {
     PyObject *arr;
     char *buf;
-    Py_ssize_t n, room;
+    Py_ssize_t n, room, size;  /* size: the bytes of one of its points (8 for d, 4 for I) */
 };
 
 /* A set of an HF dict's keys (a tuple, references held), what by_keys holds for it (its series, and their arrays:
@@ -823,6 +826,8 @@ static int flush_points(Pass *p) {
     for (Py_ssize_t i = 0; i < p->n_outs; i++) {
         struct Out *o = &p->outs[i];
         if (o->n == 0) continue;
+        if (Py_TYPE(o->arr) == ROOM_ARRAY)  /* doubled, not by a sixteenth (_croom.h) */
+            room_reserve(o->arr, Py_SIZE(o->arr) + o->n / o->size);
         PyObject *view = PyMemoryView_FromMemory(o->buf, o->n, PyBUF_READ);
         PyObject *got = view == NULL ? NULL : PyObject_CallMethodOneArg(o->arr, frombytes, view);
         Py_XDECREF(view);
@@ -845,7 +850,7 @@ static struct Out *out_of(Pass *p, PyObject *arr) {
         p->outs_room = room;
     }
     struct Out *o = &p->outs[p->n_outs++];
-    *o = (struct Out){Py_NewRef(arr), NULL, 0, 0};
+    *o = (struct Out){Py_NewRef(arr), NULL, 0, 0, 0};
     return o;
 }
 
@@ -878,6 +883,7 @@ static int known_slots(Pass *p, Py_ssize_t m) {
     for (Py_ssize_t q = 0; q < 3 * m; q++) {  /* indices: out_of may move the Outs */
         struct Out *o = out_of(p, PyTuple_GET_ITEM(arrays, 5 * (q / 3) + q % 3));
         if (o == NULL) return -1;
+        o->size = q % 3 == 2 ? 4 : 8;  /* as array_of checked: steps and values d, lines I */
         p->cur.slot[q] = o - p->outs;
     }
     p->cur.batched = 1;
@@ -1349,6 +1355,7 @@ static struct PyModuleDef module = {
 };
 
 PyMODINIT_FUNC PyInit__cstdout(void) {
+    if (room_init() < 0) return NULL;
     for (int i = 0; i < N_NAMES; i++)
         if (NAME[i] == NULL && (NAME[i] = PyUnicode_InternFromString(NAME_TEXT[i])) == NULL) return NULL;
     return PyModule_Create(&module);

@@ -4,9 +4,10 @@ tests/test_compiled_text.py). ``CSCAN`` (``trainlint.core._cscan``): CSV rows an
 (``_cjsonl``): JSON lines; ``CTEXT`` (``_ctext``): Coqui's text lines; ``CSTDOUT`` (``_cstdout``): the general
 stdout reader's lines, split, cleaned and without the bar redraws it would only store; ``CLINES`` (``_clines``):
 the line breaks every line-based reader's chunk is counted for; ``CSTATS`` (``_cstats``): the judge's per-point
-loops over a series (rules/stats.py, noise.py, timing.py). Each is its own module, built apart, so any can be
+loops over a series (rules/stats.py, noise.py, timing.py); ``CARRAY`` (``_carray``): room ahead in a series' arrays
+(core/model.py), so they grow by half and not by a sixteenth. Each is its own module, built apart, so any can be
 missing alone; each has its reason (``REASON``, ``JSONL_REASON``, ``CTEXT_REASON``, ``STDOUT_REASON``,
-``CLINES_REASON``, ``CSTATS_REASON``).
+``CLINES_REASON``, ``CSTATS_REASON``, ``CARRAY_REASON``).
 
 Chosen once, at import: ``TRAINLINT_PURE=1`` forces the Python path (to compare the two, or to rule the extension
 out when a result looks wrong); a missing or unloadable extension falls back with the reason.
@@ -37,3 +38,6 @@ CTEXT, CTEXT_REASON = _load("_ctext", "compiled text scanner", "the pure-Python 
 CSTDOUT, STDOUT_REASON = _load("_cstdout", "compiled stdout line pass", "the pure-Python stdout reader is in use")
 CLINES, CLINES_REASON = _load("_clines", "compiled line counter", "core/lines.py counts with bytes.count")
 CSTATS, CSTATS_REASON = _load("_cstats", "compiled series measurements", "the rules' Python loops are in use")
+CARRAY, CARRAY_REASON = _load("_carray", "compiled array room", "series' arrays grow as array.array grows them")
+if CARRAY is not None and CARRAY.REFUSED:  # this CPython's array is not the layout _carray.c checked for
+    CARRAY, CARRAY_REASON = None, f"the compiled array room is refused ({CARRAY.REFUSED}): arrays grow as they do"
