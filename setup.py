@@ -23,6 +23,7 @@ EXACT = [] if sys.platform == "win32" else ["-ffp-contract=off"]
 MODULES = [Extension(f"trainlint.core.{name}", [f"{CORE}{name}.c"], depends=HEADERS, optional=True,
                      extra_compile_args=EXACT if name == "_cstdout" else [])
            for name in ("_cscan", "_cjsonl", "_ctext", "_cstdout", "_clines", "_carray")]
-MODULES.append(Extension("trainlint.core._cstats", [f"{CORE}_cstats.c"], extra_compile_args=EXACT, optional=True))
+MODULES.append(Extension("trainlint.core._cstats", [f"{CORE}_cstats.c"], depends=HEADERS, extra_compile_args=EXACT,
+                         optional=True))
 
 setup(ext_modules=[] if PURE else MODULES)

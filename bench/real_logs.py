@@ -234,8 +234,15 @@ def table(corpus: Path, big_mb: int, tp: list[str] | None) -> list[str]:
         paths = {mb: build(fmt, corpus, mb) for mb in sizes}
         big = paths[big_mb]
         size = big.stat().st_size / (1 << 20)
-        fl = min((rb.floor_records if fmt == "tfevents" else rb.floor_lines)(big) for _ in range(3))  # see floor_lines
-        pt = min(rb.parse_time(big, fmt) for _ in range(2))
+        # the fastest of five bare scans and of five reads, alternated (see floor_lines): three scans then two reads
+        # put a minute of a slower machine on one side only (the same compiled Coqui read measured 4.3x and 5.2x in
+        # two runs of the same hour, 2026-12-05)
+        floor = rb.floor_records if fmt == "tfevents" else rb.floor_lines
+        fls, pts = [], []
+        for _ in range(5):
+            fls.append(floor(big))
+            pts.append(rb.parse_time(big, fmt))
+        fl, pt = min(fls), min(pts)
         rej = [min(rb.append_rejudge(paths[mb], fmt, APPEND[fmt])[0] for _ in range(3)) for mb in sizes]
         row = (f"| {fmt}: {Path(SOURCES[fmt]).name[:48]} | {size:.0f} MB | {size / pt:.1f} | {pt / fl:.1f}x | "
                f"{trainproof_ratio(rb, tp, big)} | {reference(fmt, big, pt, py)} | "

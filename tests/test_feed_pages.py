@@ -36,13 +36,17 @@ def _second_read_faults(path: Path) -> int:
 
 
 def test_a_stdout_of_tqdm_bars_is_decoded_in_pages_already_taken(tmp_path: Path) -> None:
-    """24 MB of HF-style bar redraws (U+258C: 2-byte text) and dicts: six chunks, 12k faults on the second read
-    before `_heap` (a 4 MB chunk's 8 MB string mapped each time), 39 after."""
+    """48 MB of HF-style bar redraws (U+258C: 2-byte text) and dicts: twelve chunks. Mapped anew at each chunk
+    (before `_heap`, a 4 MB chunk's 8 MB string), 24 MB took 12k faults on the second read; 39 after. The count
+    also holds the heap's one-time growth, which depends on where earlier allocations landed: with a series'
+    arrays grown by doubling (`_croom.h`) it was 0 to 975 over the log's path lengths, up to a quarter of 24 MB's
+    bound, so the log is 48 MB and the bound is a fault per 8 pages read, as a per-chunk mapping takes 1.8k a
+    chunk (0 to 725 faults measured at 48 MB)."""
     path = tmp_path / "train.log"
     bar = "\r  5%|\u258c         | {0}/300 [00:00<00:00, 1048.84it/s]"
     with open(path, "w", encoding="utf-8", newline="") as f:
         i = 0
-        while f.tell() < 24 << 20:
+        while f.tell() < 48 << 20:
             redraws = "".join(bar.format(i + k) for k in range(5))
             f.write(redraws + "\r" + " " * 50 + "\r{'loss': '1.5', 'epoch': '0.1'}\n")
             i += 5

@@ -86,7 +86,7 @@ def counted(monkeypatch):  # type: ignore[no-untyped-def]
     def stats_init(self, values=None):  # type: ignore[no-untyped-def]
         real_stats_init(self, values)  # the finite points are the counting arrays, or copies of their type
         for name in ("nonfinite", "nonpos"):
-            setattr(self, name, CountingList())
+            setattr(self, name, CountingArray("q"))
 
     monkeypatch.setattr(stats_mod.Stats, "__init__", stats_init)
     per_check: dict[str, int] = {}

@@ -1,0 +1,77 @@
+"""The judge's caches of a long series are kept compact, and their compact forms hold what the lists held.
+
+Why: the server's peak RSS on a 1 GB Coqui log was at its 1 GB bound (`make bench`: 996-1020 MB). Of the judge's
+part, 72 MB were the indices of a negative series' values kept as a list of ints (36 bytes each) and about 160 MB
+at once the float objects `sorted()` made to sort a window of 5 M loader shares. The indices are now an
+``array("q")`` (8 bytes each) on both paths, and a long window is sorted by numpy, which must order the values
+exactly as sorted() does: a median's sign of zero and every level depend on it.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import struct
+from array import array
+
+import pytest
+
+from trainlint.core.model import Role, Series
+from trainlint.rules import stats
+
+
+def _same_bits(a: array, b: array) -> bool:
+    return a.typecode == b.typecode and a.tobytes() == b.tobytes()
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_a_long_window_sorted_by_numpy_is_sorteds_order(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(stats, "NUMPY_SORT", 8)
+    rnd = random.Random(seed)
+    pool = [0.0, -0.0, 1.0, -1.0, math.inf, -math.inf, 5e-324, -5e-324, 1e308, 0.1, 0.30000000000000004]
+    n = rnd.choice([8, 9, 100, 2000])
+    vals = array("d", (rnd.choice(pool) if rnd.random() < 0.5 else rnd.choice([rnd.random(), round(rnd.random(), 1)])
+                       for _ in range(n)))
+    if seed % 5 == 0:  # a NaN: sorted()'s order around it is its own; the window is left to sorted()
+        vals[rnd.randrange(n)] = math.nan
+    a = rnd.randrange(n - 7)
+    b = rnd.randint(a + 8, n)
+    want = array("d", sorted(vals[a:b]))
+    got = stats.sorted_values(vals, a, b)
+    assert _same_bits(got, want), (a, b)
+    if seed % 5:  # the signs of the zeros, in the order they came, among the other values
+        zeros = [struct.pack("<d", v) for v in vals[a:b] if v == 0]
+        assert [struct.pack("<d", v) for v in got if v == 0] == zeros
+
+
+def test_the_numpy_sort_is_the_one_taken_for_a_long_window(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without this, a condition that sent every window to sorted() would pass the test above."""
+    import numpy as np
+
+    calls = []
+    real = np.sort
+    monkeypatch.setattr(np, "sort", lambda x, **kw: calls.append(len(x)) or real(x, **kw))
+    vals = array("d", (random.Random(1).random() for _ in range(stats.NUMPY_SORT + 5)))
+    assert _same_bits(stats.sorted_values(vals, 3, len(vals)), array("d", sorted(vals[3:])))
+    assert calls == [stats.NUMPY_SORT + 2]
+    assert _same_bits(stats.sorted_values(vals, 0, 100), array("d", sorted(vals[:100]))) and len(calls) == 1
+    assert stats.sorted_values(list(vals), 0, len(vals)).tolist() == sorted(vals) and len(calls) == 1
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+def test_the_indices_of_a_negative_series_are_eight_bytes_each(compiled: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    from trainlint.core import accel
+
+    if compiled and accel.CSTATS is None:
+        pytest.skip(f"compiled measurements: {accel.CSTATS_REASON}")
+    monkeypatch.setattr(stats, "CSTATS", accel.CSTATS if compiled else None)
+    s = Series("loss", Role.TRAIN_LOSS)
+    for i in range(10_000):  # finite to 5,000 (the compiled loop's part), then a NaN every third point
+        s.append(float(i), -1.0 - i if i < 5_000 or i % 3 else math.nan, i + 1)
+    st = stats.stats(s)
+    nan = list(range(5_001, 10_000, 3))
+    finite = sorted(set(range(10_000)) - set(nan))
+    for name, want in (("nonpos", finite), ("nonfinite", nan)):
+        got = getattr(st, name)
+        assert isinstance(got, array) and got.typecode == "q", type(got)
+        assert got.tolist() == want and got.__sizeof__() < 9 * len(want) + 200
