@@ -36,6 +36,9 @@ static const char *ROOM_REFUSED = "not checked yet";  /* why nothing is reserved
 
 /* The layout above is this CPython's, as far as the array tells through its public interfaces. */
 static const char *room_check(void) {
+#ifdef Py_GIL_DISABLED
+    return "a free-threaded CPython: another thread may be moving the array's items";
+#endif
     if ((size_t)ROOM_ARRAY->tp_basicsize != sizeof(RoomLayout)) return "array.array's size is not the layout's";
     PyObject *a = PyObject_CallFunction((PyObject *)ROOM_ARRAY, "s(ddd)", "d", 1.0, 2.0, 3.0);
     if (a == NULL) return "no test array";
