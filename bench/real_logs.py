@@ -219,6 +219,28 @@ def reference(fmt: str, path: Path, pt: float, py: Path | None) -> str:
     return "-"
 
 
+def floor_and_read(path: Path, fmt: str, rounds: int = 5) -> tuple[float, float]:
+    """(the fastest bare scan, the fastest read) of ``path``, alternated ``rounds`` times in a process of their own.
+
+    Alternated: three scans then two reads put a slower minute of the machine on one side only. Their own process,
+    as `trainlint check` reads: by this table, `make bench`'s process holds every earlier section's objects, and each
+    full collection of Python's cyclic GC walks them. The Coqui read (90k events per 100 MB make two full
+    collections) measured 5.2-5.3x its floor there and 4.2-4.4x in a fresh process the same hour (2026-12-05; a
+    process holding a list of 3 M items: 5.8x)."""
+    code = (f"import sys; sys.path[:0] = [{str(HERE)!r}, {str(HERE.parent / 'server')!r}]\n"
+            "import json, pathlib, run\n"
+            f"p, fmt = pathlib.Path({str(path)!r}), {fmt!r}\n"
+            "floor = run.floor_records if fmt == 'tfevents' else run.floor_lines\n"
+            "fls, pts = [], []\n"
+            f"for _ in range({rounds}):\n"
+            "    fls.append(floor(p))\n"
+            "    pts.append(run.parse_time(p, fmt))\n"
+            "print(json.dumps([min(fls), min(pts)]))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    fl, pt = json.loads(out.splitlines()[-1])
+    return fl, pt
+
+
 def table(corpus: Path, big_mb: int, tp: list[str] | None) -> list[str]:
     """Build, measure and return the markdown rows (also printed as they come)."""
     import run as rb
@@ -234,15 +256,7 @@ def table(corpus: Path, big_mb: int, tp: list[str] | None) -> list[str]:
         paths = {mb: build(fmt, corpus, mb) for mb in sizes}
         big = paths[big_mb]
         size = big.stat().st_size / (1 << 20)
-        # the fastest of five bare scans and of five reads, alternated (see floor_lines): three scans then two reads
-        # put a minute of a slower machine on one side only (the same compiled Coqui read measured 4.3x and 5.2x in
-        # two runs of the same hour, 2026-12-05)
-        floor = rb.floor_records if fmt == "tfevents" else rb.floor_lines
-        fls, pts = [], []
-        for _ in range(5):
-            fls.append(floor(big))
-            pts.append(rb.parse_time(big, fmt))
-        fl, pt = min(fls), min(pts)
+        fl, pt = floor_and_read(big, fmt)
         rej = [min(rb.append_rejudge(paths[mb], fmt, APPEND[fmt])[0] for _ in range(3)) for mb in sizes]
         row = (f"| {fmt}: {Path(SOURCES[fmt]).name[:48]} | {size:.0f} MB | {size / pt:.1f} | {pt / fl:.1f}x | "
                f"{trainproof_ratio(rb, tp, big)} | {reference(fmt, big, pt, py)} | "
