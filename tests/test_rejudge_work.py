@@ -118,6 +118,16 @@ def jsonl_record(i: int) -> str:
             f'"eval_loss": {2.1 * math.exp(-i / 3e4) if i % 50 == 0 else "NaN"}, "time": {1.7e9 + i}}}\n')
 
 
+def jsonl_resumed_record(i: int) -> str:
+    """A run resumed into the same log every 1,000 records, each attempt 500 steps before where the last one
+    stopped, its learning rate's schedule started over (a warm-up of 100 steps): the last seam is near the end
+    whatever the log's length, and the attempt before it ends where the log does."""
+    attempt, at = divmod(i, 1000)
+    step = attempt * 500 + at
+    return (f'{{"step": {step}, "loss": {2.0 * math.exp(-step / 3e4) + 0.01 * math.sin(i):.6f}, '
+            f'"lr": {1e-4 * min(1.0, (at + 1) / 100):.4g}}}\n')
+
+
 def hf_stdout_record(i: int) -> str:
     loss = 2.0 * math.exp(-i / 3e4) + 0.01 * math.sin(i)
     return (f"{{'loss': '{loss:.4g}', 'grad_norm': '{1 + 0.1 * math.cos(i):.4g}',"
@@ -185,6 +195,7 @@ def csv_record(i: int) -> str:
 GENERATORS = {"coqui": (coqui_record, 50, " > EPOCH: 0/1000\n > TRAINING (2026-02-11 01:08:02)\n\n", "coqui"),
               "coqui-events": (coqui_epoch_record, 50, COQUI_INTERRUPTED, "coqui"),
               "jsonl": (jsonl_record, 1, "", "jsonl"), "text": (hf_stdout_record, 1, "", "text"),
+              "jsonl-resumed": (jsonl_resumed_record, 1, "", "jsonl"),
               "tfevents": (event_record, 1, events_head, "tfevents"),
               "csv-timed": (csv_record, 1, "epoch,train/box_loss,val/box_loss,time\n", "csv")}
 
@@ -227,6 +238,8 @@ def verdict(rep):  # type: ignore[no-untyped-def]
     "runs/llamafactory-nsllm/trainer_log.jsonl",
     "live/hf-diverge/train.log", "live/trl-nan/train.log", "live/fp16-collapse/train.log",
     "live/keras-diverge/train.log", "live/lightning-healthy/train.log",
+    "live/hf-resume-nosched/train.log",  # TL-LR-RESUME at the resume, and farther on (the pairs walked from the last):
+    "population/torch/torch-resume-nosched-003/runs/events.out.tfevents.1796320754.vm.30530.0",
 ])
 def test_judging_as_the_log_grows_ends_as_a_cold_judge(tmp_path, src):
     """The rules' incremental state (windows, pairings, counts) never drifts from what a cold judge finds."""
