@@ -5,7 +5,7 @@ tests/test_compiled_text.py). ``CSCAN`` (``trainlint.core._cscan``): CSV rows an
 stdout reader's lines, split, cleaned and without the bar redraws it would only store; ``CLINES`` (``_clines``):
 the line breaks every line-based reader's chunk is counted for; ``CSTATS`` (``_cstats``): the judge's per-point
 loops over a series (rules/stats.py, noise.py, timing.py); ``CARRAY`` (``_carray``): room ahead in a series' arrays
-(core/model.py), so they grow by half and not by a sixteenth. Each is its own module, built apart, so any can be
+(core/model.py), so they grow by doubling and not by a sixteenth. Each is its own module, built apart, so any can be
 missing alone; each has its reason (``REASON``, ``JSONL_REASON``, ``CTEXT_REASON``, ``STDOUT_REASON``,
 ``CLINES_REASON``, ``CSTATS_REASON``, ``CARRAY_REASON``).
 

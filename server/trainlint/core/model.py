@@ -210,7 +210,7 @@ class Series:
         self.files.extend([file] * len(steps))
 
     def _room(self, n: int) -> None:
-        """Room for ``n`` points in each array that grows (grown by half, `_carray.c`): an array grows by a sixteenth
+        """Room for ``n`` points in each array that grows (doubled, `_croom.h`): an array grows by a sixteenth
         otherwise, and each chunk's extend then copied the whole series again (10-12% of the compiled Coqui and
         CSV reads of 100 MB logs). Only arrays in use: most series keep no wall times or records."""
         for a in (self.steps, self.values, self.lines, self.walls, self.records, self.offsets, self.files):
