@@ -39,5 +39,5 @@ CSTDOUT, STDOUT_REASON = _load("_cstdout", "compiled stdout line pass", "the pur
 CLINES, CLINES_REASON = _load("_clines", "compiled line counter", "core/lines.py counts with bytes.count")
 CSTATS, CSTATS_REASON = _load("_cstats", "compiled series measurements", "the rules' Python loops are in use")
 CARRAY, CARRAY_REASON = _load("_carray", "compiled array room", "series' arrays grow as array.array grows them")
-if CARRAY is not None and CARRAY.REFUSED:  # this CPython's array is not the layout _carray.c checked for
+if CARRAY is not None and CARRAY.REFUSED:  # this CPython's array is not the layout _croom.h checks for
     CARRAY, CARRAY_REASON = None, f"the compiled array room is refused ({CARRAY.REFUSED}): arrays grow as they do"

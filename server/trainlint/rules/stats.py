@@ -278,9 +278,10 @@ def sorted_values(vals: Sequence[float], a: int, b: int) -> array:
     """``array("d", sorted(vals[a:b]))``, sorted by numpy for a long window of an array of doubles. Why: sorted()
     makes a float object a value (32 bytes each in its list), 160 MB at once for the 5 M loader shares of the 1 GB
     log in the server, whose peak RSS was then at its 1 GB bound; numpy (a dependency: tensorboard needs it) sorts
-    the 8 bytes of each in place, 6x faster. Its stable sort puts the same values in the same order as sorted(),
-    whose comparisons it makes (-0.0 and 0.0 equal, so left in their order), except around NaN, which sorted()
-    leaves where its comparisons happen to: a window holding one is sorted by sorted()."""
+    the 8 bytes of each, 3.2x faster (5 M random doubles: 0.56 s against 1.79 s). Its stable sort puts the same
+    values in the same order as sorted(), whose comparisons it makes (-0.0 and 0.0 equal, so left in their order),
+    except around NaN, which sorted() leaves where its comparisons happen to: a window holding one is sorted by
+    sorted()."""
     if b - a < NUMPY_SORT or not isinstance(vals, array) or vals.typecode != "d":
         return array("d", sorted(vals[a:b]))
     import numpy as np  # start-up: only for a long window (numpy's import is about 0.1 s)
