@@ -60,6 +60,10 @@ def _measure(points: list[tuple[float, float, float]], pieces: list[int], compil
             out.append(_bits(stats.highest_level(s, w, min(3, len(s)))))
         out.append(_bits(noise.fitted_change(s, 0)))
         out.append(_bits(noise.fitted_change(s, 0, without_highest=True)))
+        vals = st.fin_vals
+        for a, b in ((0, len(vals)), (len(vals) // 2, len(vals)), (0, len(vals) - 1)):
+            out.append(_bits(noise.log_noise(vals, a, b)))
+        out.append(_bits(noise.log_noise(s.values, 0, len(s))))  # NaN, inf, zeros and negatives among them
     return out
 
 
@@ -145,3 +149,31 @@ def test_wall_clock_intervals_walk_the_same(seed: int, monkeypatch: pytest.Monke
     pieces = sorted(rnd.randint(0, len(points)) for _ in range(rnd.randint(0, 4)))
     assert len(points) > timing.WALK_COMPILED  # the first walk at least takes the compiled loop
     assert _walk(points, evals, pieces, True, monkeypatch) == _walk(points, evals, pieces, False, monkeypatch)
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_log_noise_measures_the_same_bit_for_bit(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The noise scale every trend rule judges against: its compiled MAD is taken for a window of doubles and
+    gives the pure function's sigma, in windows of every shape (ties, quantised values whose MAD is 0, zeros and
+    negatives left out, an infinite value, fewer than four changes, a window start past its end)."""
+    rnd = random.Random(seed)
+    n = rnd.choice([0, 3, 5, 40, 256, 600])
+    kind = seed % 5
+    vals = array("d", [
+        rnd.lognormvariate(0, 1) if kind == 0 else
+        round(rnd.uniform(0.5, 1.5), 1) if kind == 1 else  # quantised: often a MAD of 0
+        rnd.choice([1.0, 2.0, 0.0, -1.0, 1.5]) if kind == 2 else
+        rnd.choice([rnd.lognormvariate(0, 1), math.inf, 5e-324]) if kind == 3 else
+        2.0 - i * 1e-3 + rnd.gauss(0, 0.01)
+        for i in range(n)])
+    windows = [(0, n), (n // 3, n), (0, max(0, n - 1)), (n, n), (n // 2, n // 3), (-5, n)]
+    compiled_taken = 0
+    for a, b in windows:
+        monkeypatch.setattr(noise, "CSTATS", None)
+        pure = noise.log_noise(vals, a, b)
+        monkeypatch.setattr(noise, "CSTATS", accel.CSTATS)
+        assert _bits(noise.log_noise(vals, a, b)) == _bits(pure), (a, b)
+        compiled_taken += accel.CSTATS.noise_mad(vals, max(a, b - noise.NOISE_SPAN), b) is not None
+    if kind in (0, 4):
+        assert compiled_taken >= 4  # the compiled MAD was the one measured, not the pure fallback
+

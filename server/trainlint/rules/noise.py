@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from array import array
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -44,6 +45,13 @@ MAD_SE = 1.167  # sqrt(1.362): the relative standard error of a MAD-based scale 
 def log_noise(vals: Sequence[float], a: int, b: int) -> tuple[float, int]:
     """(sigma of one point's log value, how many changes measured it) over finite positions [a, b)."""
     lo = max(a, b - NOISE_SPAN)
+    if (CSTATS is not None and isinstance(vals, array) and vals.typecode == "d"
+            and (got := CSTATS.noise_mad(vals, lo, b)) is not None):  # compiled: the MAD (not its quantised case)
+        changes, mad = got
+        if changes < 4:
+            return math.nan, changes
+        if mad != 0:
+            return MAD_TO_SIGMA * mad / math.sqrt(2), changes
     logs = [math.log(v) for v in vals[lo:b] if v > 0]
     d = sorted(y - x for x, y in itertools.pairwise(logs))
     if len(d) < 4:
