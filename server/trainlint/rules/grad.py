@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from bisect import bisect_left, bisect_right
 
 from ..core.model import Role, Series
 from ..core.values import fmt_step, fmt_value
@@ -144,14 +143,14 @@ def check_grad_spike(ctx: Context) -> CheckResult:
         # then 0.3): they are neither judged nor part of the median the others are judged against.
         skip_n = max(1, math.ceil(th.grad_spike_initial_fraction * len(vals)))
         judged = window(s, "grad-spike", skip_n, len(vals), positions=True)
-        ordered = judged.items  # (value, position), ascending
+        ordered = judged.items  # (value, position), ascending, in blocks
         med = judged.upper_median()  # trainproof's upper median
         if med <= 0:
             return SkipReason(Skip.DEGENERATE, "the median gradient norm is not positive")
         limit = th.max_grad_norm_spike_ratio * med
-        k = bisect_right(ordered, (limit, math.inf))
+        k = ordered.bisect_right((limit, math.inf))
         n_spikes = len(ordered) - k
-        top = ordered[bisect_left(ordered, (ordered[-1][0],))][1]  # the first of the largest
+        top = ordered[ordered.bisect_left((ordered[-1][0],))][1]  # the first of the largest
         values = {"series": s.label, "max": vals[top], "step": Step(s.steps[idx[top]]), "median": med,
                   "ratio": Ratio(vals[top] / med), "threshold": th.max_grad_norm_spike_ratio, "spikes": n_spikes,
                   "points": len(vals) - skip_n, "from_step": Step(s.steps[idx[skip_n]])}
@@ -168,8 +167,8 @@ def check_grad_spike(ctx: Context) -> CheckResult:
                     ctx.point(s, idx[top]), s.label, s.key, marks={idx[top]: "spike"})
         # the largest few spikes after the top one (equal values in log order): only the window's top end
         cut = max(k, len(ordered) - (MAX_RELATED + 1))
-        cut = max(k, bisect_left(ordered, (ordered[cut][0],)))
-        others = sorted((j for _, j in ordered[cut:] if j != top), key=lambda j: (-vals[j], j))[:MAX_RELATED]
+        cut = max(k, ordered.bisect_left((ordered[cut][0],)))
+        others = sorted((j for _, j in ordered.tail(cut) if j != top), key=lambda j: (-vals[j], j))[:MAX_RELATED]
         for j in sorted(others):
             f.related.append(Related("spike", ctx.point(s, idx[j]),
                                      f"{fmt_value(vals[j])} at step {fmt_step(s.steps[idx[j]])}"))

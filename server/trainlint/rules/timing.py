@@ -159,7 +159,7 @@ class _WallIntervals:
                 setattr(self, name, SortedWindow())  # rebuilt from its slice at the next move
                 continue
             for j in range(drop[0], w.b):
-                del w.items[bisect.bisect_left(w.items, self.per_step[j])]
+                w.items.remove(self.per_step[j])
             w.b = min(w.b, drop[0])
         for j in reversed(drop):
             del self.idx[j], self.start[j], self.per_step[j]
