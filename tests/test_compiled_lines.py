@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from trainlint.core import accel
-from trainlint.core.lines import count_breaks_bytes_py
+from trainlint.core import accel, lines
+from trainlint.core.lines import count_breaks_bytes_py, split_lines
 from trainlint.core.model import LogFile
 from trainlint.readers import base
 from trainlint.readers.base import Tail
@@ -127,3 +127,53 @@ def test_the_pairs_counted_by_the_regex_are_the_bytes_count_pairs() -> None:
         start = rnd.randint(-18, 18)
         end = rnd.choice([None, rnd.randint(-18, 18)])
         assert count_crlf(data, start, end) == data.count(b"\r\n", start, end), (data, start, end)
+
+
+def _reference_line(data: bytes, k: int) -> tuple[str, bool] | None:
+    """Line k of data as the lookup read it before: the whole block decoded, every line split."""
+    split = split_lines(data.decode("utf-8", "replace").removeprefix("\ufeff"))
+    return (split[k], k == len(split) - 1) if 0 <= k < len(split) else None
+
+
+@pytest.mark.parametrize("compiled", [False, True])
+def test_a_line_found_in_the_bytes_is_the_line_of_the_decoded_block(compiled: bool,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """A finding's line text comes from its bytes alone: the same text, and the same "is it the block's last line"
+    (a last line cut by the read limit is not trusted), as decoding the whole block and splitting it, with
+    multi-byte characters, invalid bytes cut by a break, a byte-order mark and breaks of every kind."""
+    if compiled and accel.CLINES is None:
+        pytest.skip(f"compiled line counter: {accel.CLINES_REASON}")
+    if not compiled:
+        monkeypatch.setattr(lines, "line_span", lines.line_span_py)
+    rnd = random.Random(5)
+    pieces = [b"\n", b"\r", b"\r\n", b"a", b"loss=0.5", "█▏ é".encode(), b"\xe2\x82", b"\xff", b"\x0b", b"\x85",
+              "\u2028".encode(), b"\xef\xbb\xbf", b"x" * 40]
+    for _ in range(4000):
+        data = b"".join(rnd.choice(pieces) for _ in range(rnd.randint(0, 12)))
+        if rnd.random() < 0.1:
+            data = b"\xef\xbb\xbf" + data
+        for k in range(-1, data.count(b"\n") + data.count(b"\r") + 2):
+            assert lines.utf8_line(data, k) == _reference_line(data, k), (data, k)
+    long = b"".join(rnd.choice(pieces) for _ in range(20_000))  # past the 16-byte lanes
+    for k in range(0, long.count(b"\n") + long.count(b"\r") + 2, 7):
+        assert lines.utf8_line(long, k) == _reference_line(long, k), k
+
+
+def test_every_corpus_finding_line_reads_as_before(tmp_path: Path) -> None:
+    """Every line of real logs (tqdm bars, CRLF, UTF-8 bars) looked up through the line index gives the text that
+    splitting the decoded file gives."""
+    files = [p for p in sorted(CORPUS.rglob("*")) if p.is_file() and p.suffix in {".txt", ".log", ".out"}]
+    if not files:
+        pytest.skip(f"no corpus at {CORPUS} (TRAINLINT_CORPUS)")
+    looked = 0
+    for p in files[:60]:
+        data = p.read_bytes()
+        if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+            continue
+        tail = Tail(str(p), TextStdoutReader(LogFile(path=str(p), format="text")))
+        tail.update()
+        expected = split_lines(data.decode("utf-8", "replace").removeprefix("\ufeff"))
+        for n in range(1, len(expected) + 1, max(1, len(expected) // 200)):
+            assert tail.log.line_text(n) == expected[n - 1], (p, n)
+            looked += 1
+    assert looked > 2000

@@ -74,7 +74,53 @@ static PyObject *count_breaks(PyObject *self, PyObject *args) {
     return PyLong_FromSsize_t(n);
 }
 
+/* The first \n or \r in p[i:n] (n when there is none). */
+static Py_ssize_t next_break(const unsigned char *p, Py_ssize_t i, Py_ssize_t n) {
+#if defined(__SSE2__) && (defined(__GNUC__) || defined(__clang__))
+    const __m128i nl = _mm_set1_epi8('\n'), cr = _mm_set1_epi8('\r');
+    for (; i + 16 <= n; i += 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(p + i));
+        int m = _mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(v, nl), _mm_cmpeq_epi8(v, cr)));
+        if (m) return i + __builtin_ctz((unsigned)m);
+    }
+#endif
+    for (; i < n; i++)
+        if (p[i] == '\n' || p[i] == '\r') return i;
+    return n;
+}
+
+/* Past the break at p[b] (\r\n is one break). */
+static Py_ssize_t past_break(const unsigned char *p, Py_ssize_t b, Py_ssize_t n) {
+    return b + 1 + (p[b] == '\r' && b + 1 < n && p[b + 1] == '\n');
+}
+
+/* line_span(data, k) -> (start, end, last) or None: core/lines.py's line_span_py. The k-th line (from 0) of data
+ * as the LSP splits it (at \n, \r\n and a lone \r; a final break starts no line, as bytes.splitlines), as the
+ * bounds of its bytes without the break, and whether no line follows it in data; None when data has k lines or
+ * fewer. A finding's line was found by decoding the 64 KB around it and splitting every line of it: 0.13 ms a
+ * lookup of an HF stdout with tqdm bars (a 2-byte str), seven lookups in a re-judge after one line. */
+static PyObject *line_span(PyObject *self, PyObject *args) {
+    Py_buffer view;
+    Py_ssize_t k;
+    if (!PyArg_ParseTuple(args, "y*n", &view, &k)) return NULL;
+    const unsigned char *p = (const unsigned char *)view.buf;
+    Py_ssize_t n = view.len, i = 0;
+    for (Py_ssize_t line = 0; line < k && i < n; line++) {
+        Py_ssize_t b = next_break(p, i, n);
+        i = b < n ? past_break(p, b, n) : n;
+    }
+    if (k < 0 || i >= n) {
+        PyBuffer_Release(&view);
+        Py_RETURN_NONE;
+    }
+    Py_ssize_t end = next_break(p, i, n);
+    int last = end >= n || past_break(p, end, n) >= n;
+    PyBuffer_Release(&view);
+    return Py_BuildValue("(nnO)", i, end, last ? Py_True : Py_False);
+}
+
 static PyMethodDef METHODS[] = {
+    {"line_span", line_span, METH_VARARGS, "Bounds of the k-th line of data (\\n, \\r\\n, lone \\r), or None."},
     {"count_breaks", count_breaks, METH_VARARGS, "Line breaks (\\n, \\r\\n, lone \\r) in data[start:end], one pass."},
     {NULL, NULL, 0, NULL},
 };

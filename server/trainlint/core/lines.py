@@ -6,6 +6,7 @@ not, so every reader counts lines through these helpers and findings land where 
 
 from __future__ import annotations
 
+import itertools
 import re
 
 from .accel import CLINES
@@ -89,3 +90,33 @@ def count_crlf(data: bytes, start: int = 0, end: int | None = None) -> int:
 
 
 count_breaks_bytes = count_breaks_bytes_py if CLINES is None else CLINES.count_breaks
+
+
+def line_span_py(data: bytes, k: int) -> tuple[int, int, bool] | None:
+    """(start, end, last): the bounds of the bytes of line ``k`` (from 0) of ``data`` without its break, as
+    ``split_lines`` would split the decoded text (bytes.splitlines breaks only at "\n", "\r\n" and "\r"), and
+    whether it is the last line of ``data``; None when ``data`` has ``k`` lines or fewer. Why bytes: a finding's
+    line was found by decoding the 64 KB of the line index around it and splitting all of it, 0.13 ms a lookup in an
+    HF stdout with tqdm bars; now one line is decoded (``_clines.line_span`` finds it without splitting)."""
+    lines = data.splitlines(keepends=True)
+    if not 0 <= k < len(lines):
+        return None
+    start = sum(map(len, itertools.islice(lines, k)))
+    line = lines[k]
+    brk = 2 if line.endswith(b"\r\n") else 1 if line[-1:] in (b"\n", b"\r") else 0
+    return start, start + len(line) - brk, k == len(lines) - 1
+
+
+line_span = line_span_py if CLINES is None else CLINES.line_span
+
+
+def utf8_line(block: bytes, k: int) -> tuple[str, bool] | None:
+    """Line ``k`` (from 0) of a UTF-8 ``block`` and whether it is the block's last, as ``split_lines`` of the
+    block decoded (invalid bytes replaced, a leading byte-order mark dropped) gives them; None when there is none.
+    Only the line's bytes are decoded: a break is one byte in UTF-8, never inside a character."""
+    if block.startswith(b"\xef\xbb\xbf"):
+        block = block[3:]
+    span = line_span(block, k)
+    if span is None:
+        return None
+    return block[span[0]:span[1]].decode("utf-8", "replace"), span[2]
