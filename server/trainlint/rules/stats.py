@@ -342,10 +342,14 @@ class SortedBlocks:
             maxes[k] = x
         else:
             insort(blocks[k], x)
-        if len(b := blocks[k]) > 2 * self.BLOCK:
-            blocks.insert(k + 1, b[self.BLOCK:])
+        self._split(k)
+
+    def _split(self, k: int) -> None:
+        """Block ``k`` in two halves when it is over ``2 * BLOCK`` items."""
+        if len(b := self.blocks[k]) > 2 * self.BLOCK:
+            self.blocks.insert(k + 1, b[self.BLOCK:])
             del b[self.BLOCK:]
-            maxes.insert(k, b[-1])
+            self.maxes.insert(k, b[-1])
 
     def remove(self, x: Any) -> None:
         """``del items[bisect_left(items, x)]``: the first item not below ``x`` (``x`` itself, when it is held)."""
@@ -363,10 +367,7 @@ class SortedBlocks:
             j = k if k + 1 < len(blocks) else k - 1
             blocks[j] += blocks[j + 1]
             del blocks[j + 1], maxes[j]
-            if len(b := blocks[j]) > 2 * self.BLOCK:
-                blocks.insert(j + 1, b[self.BLOCK:])
-                del b[self.BLOCK:]
-                maxes.insert(j, b[-1])
+            self._split(j)
 
     def _cumulative(self) -> list[int]:
         if self._cum is None:
