@@ -75,3 +75,30 @@ def test_the_indices_of_a_negative_series_are_eight_bytes_each(compiled: bool, m
         got = getattr(st, name)
         assert isinstance(got, array) and got.typecode == "q", type(got)
         assert got.tolist() == want and got.__sizeof__() < 9 * len(want) + 200
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_a_long_window_of_pairs_sorted_by_numpy_is_the_tuples_order(seed: int,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """TP-GRAD-SPIKE's window of (value, position): its spikes and the first of the largest depend on the order of
+    equal values, which is their positions'."""
+    import numpy as np
+
+    monkeypatch.setattr(stats, "NUMPY_SORT", 8)
+    calls = []
+    real = np.argsort
+    monkeypatch.setattr(np, "argsort", lambda x, **kw: calls.append(len(x)) or real(x, **kw))
+    rnd = random.Random(seed)
+    n = rnd.choice([8, 50, 3000])
+    vals = array("d", (rnd.choice([0.0, -0.0, 1.0, 2.5, math.inf, 5e-324]) if rnd.random() < 0.6 else rnd.random()
+                       for _ in range(n)))
+    if seed % 4 == 0:
+        vals[rnd.randrange(n)] = math.nan
+    a = rnd.randrange(n - 7)
+    b = rnd.randint(a + 8, n)
+    got = stats.sorted_pairs(vals, a, b)
+    want = sorted((vals[j], j) for j in range(a, b))
+    assert [(struct.pack("<d", v), j) for v, j in got] == [(struct.pack("<d", v), j) for v, j in want]
+    assert all(type(v) is float and type(j) is int for v, j in got)
+    nan_in_window = any(math.isnan(v) for v in vals[a:b])
+    assert calls == ([] if nan_in_window else [b - a])  # numpy sorted it unless a NaN was in the window

@@ -294,6 +294,23 @@ def sorted_values(vals: Sequence[float], a: int, b: int) -> array:
     return out
 
 
+
+def sorted_pairs(vals: Sequence[float], a: int, b: int) -> list[tuple[float, int]]:
+    """``sorted((vals[j], j) for j in range(a, b))``, ordered by numpy's stable argsort for a long window of an array
+    of doubles. Why: sorting a million (value, position) tuples, each comparison a tuple's, made TP-GRAD-SPIKE's
+    window 1.27 s of the 2.9 s cold check of a 69 MB CSV of a million rows. A stable sort by value is the tuples'
+    order: equal values (-0.0 and 0.0 among them) keep their positions' order, the tuples' second key. A window
+    holding a NaN is left to sorted(), as in ``sorted_values``."""
+    if b - a < NUMPY_SORT or not isinstance(vals, array) or vals.typecode != "d":
+        return sorted((vals[j], j) for j in range(a, b))
+    import numpy as np  # start-up: only for a long window
+
+    x = np.frombuffer(vals, dtype=np.float64, count=b - a, offset=a * vals.itemsize)
+    if np.isnan(x).any():
+        return sorted((vals[j], j) for j in range(a, b))
+    order = np.argsort(x, kind="stable")
+    return list(zip(x[order].tolist(), (order + a).tolist(), strict=True))
+
 class SortedBlocks:
     """A sorted sequence kept in blocks of at most ``2 * BLOCK`` items (lists, or arrays of doubles for values), so
     that an insert or a delete moves the items of one block. Why: a window over a whole series was one sorted list,
@@ -437,7 +454,7 @@ class SortedWindow:
     def move(self, vals: Sequence[float], a: int, b: int) -> Any:
         if a < self.a or a >= self.b or a >= b:
             if self.positions:
-                items: Any = sorted((vals[j], j) for j in range(a, b))
+                items: Any = sorted_pairs(vals, a, b)
             else:
                 items = sorted_values(vals, a, b)
             self.items = items if self.flat else SortedBlocks(items)
