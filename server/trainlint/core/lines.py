@@ -94,7 +94,7 @@ count_breaks_bytes = count_breaks_bytes_py if CLINES is None else CLINES.count_b
 
 def line_span_py(data: bytes, k: int) -> tuple[int, int, bool] | None:
     """(start, end, last): the bounds of the bytes of line ``k`` (from 0) of ``data`` without its break, as
-    ``split_lines`` would split the decoded text (bytes.splitlines breaks only at "\n", "\r\n" and "\r"), and
+    ``split_lines`` would split the decoded text (bytes.splitlines breaks only at "\\n", "\\r\\n" and "\\r"), and
     whether it is the last line of ``data``; None when ``data`` has ``k`` lines or fewer. Why bytes: a finding's
     line was found by decoding the 64 KB of the line index around it and splitting all of it, 0.13 ms a lookup in an
     HF stdout with tqdm bars; now one line is decoded (``_clines.line_span`` finds it without splitting)."""

@@ -294,7 +294,6 @@ def sorted_values(vals: Sequence[float], a: int, b: int) -> array:
     return out
 
 
-
 def sorted_pairs(vals: Sequence[float], a: int, b: int) -> list[tuple[float, int]]:
     """``sorted((vals[j], j) for j in range(a, b))``, ordered by numpy's stable argsort for a long window of an array
     of doubles. Why: sorting a million (value, position) tuples, each comparison a tuple's, made TP-GRAD-SPIKE's
@@ -311,13 +310,14 @@ def sorted_pairs(vals: Sequence[float], a: int, b: int) -> list[tuple[float, int
     order = np.argsort(x, kind="stable")
     return list(zip(x[order].tolist(), (order + a).tolist(), strict=True))
 
+
 class SortedBlocks:
     """A sorted sequence kept in blocks of at most ``2 * BLOCK`` items (lists, or arrays of doubles for values), so
     that an insert or a delete moves the items of one block. Why: a window over a whole series was one sorted list,
     and every insert moved half of it; TP-GRAD-SPIKE's window of every gradient norm was 0.2 ms of a 100 MB stdout's
     re-judge after one line, growing with the log. Not sortedcontainers' SortedList, which does the same with a
     Python object a value: the loader shares of the 1 GB log are 5 M doubles, 8 bytes each in an array, 32 in a list
-    of floats, and the server's peak RSS has 148 MB of margin under its 1 GB bound.
+    of floats, and the server's peak RSS on that log is within 150 MB of its 1 GB bound.
 
     The blocks, one after another, are at every moment the list that ``insort`` and ``del items[bisect_left(items,
     x)]`` would make, item for item: an insert goes after the equal items and a delete takes the first equal one, so
