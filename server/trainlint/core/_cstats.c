@@ -329,9 +329,10 @@ static PyObject *wall_walk(PyObject *self, PyObject *args) {
  * median, and the median of their absolute deviations from it (the MAD; NaN when there are fewer than 4 changes).
  * None when a log value is not finite (an infinite value: inf - inf is NaN, and sorted() leaves a NaN where its
  * comparisons happen to): the Python function measures those. Six calls of a judge each sorted 255 changes twice
- * in Python, 75 us a call, the largest part of a CSV's re-judge after one row that its length changed (a shorter
- * log's series do not fill the window). Sorting doubles gives the same values in the same places as sorted(): no
- * change is NaN or -0.0 (log never returns -0.0, and y - y is +0.0), so equal values are equal bit for bit. */
+ * in Python, 75 us a call: the largest part of a CSV's re-judge after one row, and the part of it that grew with
+ * the log (a shorter log's series do not fill the window). Sorting doubles gives the same values in the same places
+ * as sorted(): no change is NaN or -0.0 (log never returns -0.0, and y - y is +0.0), so equal values are equal
+ * bit for bit. */
 static int cmp_doubles(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
