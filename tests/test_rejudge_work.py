@@ -429,7 +429,7 @@ def test_wall_clock_intervals_kept_as_the_log_grows_are_a_cold_walks():
             continue
         wi = wall_intervals(train, [held])
         idx, per_step = wall_step_times(train, sorted(held.steps))
-        assert (wi.idx, wi.per_step) == (idx, per_step)
+        assert (list(wi.idx), list(wi.per_step)) == (idx, per_step)
         n = len(per_step)
         if n >= 2:
             wi.early.move(wi.per_step, 0, n // 2)

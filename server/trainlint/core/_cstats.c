@@ -265,18 +265,35 @@ static PyObject *fit_sums(PyObject *self, PyObject *args) {
     return Py_BuildValue("(ndddddd)", cnt, sx, sy, sxx, sxy, ymax, xmax);
 }
 
+/* The object is an array of the one-letter type ``code`` (``q`` or ``d``). */
+static int typed_array(PyObject *obj, const char *code) {
+    Py_buffer view;
+    if (PyObject_GetBuffer(obj, &view, PyBUF_FORMAT | PyBUF_ND) < 0) {
+        PyErr_Clear();
+        return 0;
+    }
+    int ok = view.itemsize == 8 && view.format != NULL && strcmp(view.format, code) == 0;
+    PyBuffer_Release(&view);
+    return ok;
+}
+
 /* wall_walk(steps, walls, pos, end, prev, evals, idx, start, per_step) -> prev
  *
  * rules/timing.py's _WallIntervals.update walk over points [pos, end): for each point with a finite wall-clock
- * time after a timed point of a lower step and no later wall, the interval is kept (idx, start and per_step
- * lists appended) unless a held-out step lies within it (evals: the sorted held-out steps, as doubles). prev is
- * the last timed point's (step, wall), or None; the one after the walk is returned. */
+ * time after a timed point of a lower step and no later wall, the interval is kept (idx, an array("q"), start and
+ * per_step, arrays("d"), appended) unless a held-out step lies within it (evals: the sorted held-out steps, as
+ * doubles). prev is the last timed point's (step, wall), or None; the one after the walk is returned. Arrays, not
+ * lists: the intervals stay in the series' cache, and as lists of int and float objects (about 100 bytes an
+ * interval) they raised the server's RSS for 2,000 stopped runs from 114 to 158 MB. */
 static PyObject *wall_walk(PyObject *self, PyObject *args) {
     PyObject *sobj, *wobj, *prev_obj, *eobj, *idx, *start, *per_step;
     Py_ssize_t pos, end;
-    if (!PyArg_ParseTuple(args, "OOnnOOO!O!O!", &sobj, &wobj, &pos, &end, &prev_obj, &eobj, &PyList_Type, &idx,
-                          &PyList_Type, &start, &PyList_Type, &per_step))
+    if (!PyArg_ParseTuple(args, "OOnnOOOOO", &sobj, &wobj, &pos, &end, &prev_obj, &eobj, &idx, &start, &per_step))
         return NULL;
+    if (!typed_array(idx, "q") || !typed_array(start, "d") || !typed_array(per_step, "d")) {
+        PyErr_SetString(PyExc_TypeError, "idx must be an array('q'), start and per_step arrays('d')");
+        return NULL;
+    }
     int has_prev = prev_obj != Py_None;
     double pstep = 0, pwall = 0;
     if (has_prev && !PyArg_ParseTuple(prev_obj, "dd", &pstep, &pwall)) return NULL;
@@ -295,6 +312,7 @@ static PyObject *wall_walk(PyObject *self, PyObject *args) {
     }
     if (end > ns) end = ns;
     if (end > nw) end = nw;
+    Grow gi = {0}, gs = {0}, gp = {0};
     int failed = 0;
     for (Py_ssize_t i = pos < 0 ? 0 : pos; i < end && !failed; i++) {
         double step = steps[i], wall = walls[i];
@@ -302,13 +320,10 @@ static PyObject *wall_walk(PyObject *self, PyObject *args) {
         if (has_prev && step > pstep && wall >= pwall) {
             Py_ssize_t k = left_of(evals, ne, pstep);
             if (k == ne || evals[k] > step) {
-                PyObject *a = PyLong_FromSsize_t(i), *b = PyFloat_FromDouble(pstep),
-                         *c = PyFloat_FromDouble((wall - pwall) / (step - pstep));
-                failed = a == NULL || b == NULL || c == NULL || PyList_Append(idx, a) < 0 ||
-                         PyList_Append(start, b) < 0 || PyList_Append(per_step, c) < 0;
-                Py_XDECREF(a);
-                Py_XDECREF(b);
-                Py_XDECREF(c);
+                long long at = (long long)i;
+                double per = (wall - pwall) / (step - pstep);
+                failed = grow_put(&gi, &at, sizeof at) < 0 || grow_put(&gs, &pstep, sizeof pstep) < 0 ||
+                         grow_put(&gp, &per, sizeof per) < 0;
             }
         }
         has_prev = 1;
@@ -318,6 +333,11 @@ static PyObject *wall_walk(PyObject *self, PyObject *args) {
     PyBuffer_Release(&sb);
     PyBuffer_Release(&wb);
     PyBuffer_Release(&eb);
+    if (failed) PyErr_NoMemory();
+    else failed = grow_flush(&gi, idx) < 0 || grow_flush(&gs, start) < 0 || grow_flush(&gp, per_step) < 0;
+    PyMem_Free(gi.data);
+    PyMem_Free(gs.data);
+    PyMem_Free(gp.data);
     if (failed) return NULL;
     if (!has_prev) Py_RETURN_NONE;
     return Py_BuildValue("(dd)", pstep, pwall);

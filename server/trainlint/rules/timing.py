@@ -104,9 +104,11 @@ class _WallIntervals:
         self.prev: tuple[float, float] | None = None  # (step, wall) of the last timed point walked
         self.evals: list[float] = []                  # held-out steps, sorted
         self.seen: dict[int, tuple[Series, object, int]] = {}  # id -> (held-out series, its cache, steps read)
-        self.idx: list[int] = []                      # kept intervals: index of the later point,
-        self.start: list[float] = []                  # step of the earlier one,
-        self.per_step: list[float] = []               # seconds per step
+        # Kept intervals, as arrays (8 bytes each: they stay in the series' cache, and lists of int and float
+        # objects raised the server's RSS for 2,000 stopped runs from 114 to 158 MB):
+        self.idx = array("q")                         # index of the later point,
+        self.start = array("d")                       # step of the earlier one,
+        self.per_step = array("d")                    # seconds per step
         self.early = SortedWindow()
         self.recent = SortedWindow()
 
