@@ -32,12 +32,16 @@ static int doubles(PyObject *obj, Py_buffer *view, const double **out, Py_ssize_
     return 0;
 }
 
-/* The object is an array of C long long (``q``), as Stats keeps its lists of indices: 8 bytes an index, where a list
- * of ints took 36 (a series of 2 M negative values kept 72 MB of them in the 1 GB log's server). */
-static int index_array(PyObject *obj) {
+/* The object is an array of 8-byte items of the one-letter type ``code``: ``q`` as Stats keeps its lists of indices
+ * (8 bytes an index, where a list of ints took 36: a series of 2 M negative values kept 72 MB of them in the 1 GB
+ * log's server), ``d`` for doubles. */
+static int typed_array(PyObject *obj, const char *code) {
     Py_buffer view;
-    if (PyObject_GetBuffer(obj, &view, PyBUF_FORMAT | PyBUF_ND) < 0) return 0;
-    int ok = view.itemsize == (Py_ssize_t)sizeof(long long) && view.format != NULL && strcmp(view.format, "q") == 0;
+    if (PyObject_GetBuffer(obj, &view, PyBUF_FORMAT | PyBUF_ND) < 0) {
+        PyErr_Clear();
+        return 0;
+    }
+    int ok = view.itemsize == 8 && view.format != NULL && strcmp(view.format, code) == 0;
     PyBuffer_Release(&view);
     return ok;
 }
@@ -74,8 +78,7 @@ static PyObject *stats_run(PyObject *self, PyObject *args) {
                           &c.fin_max, &c.fin_min, &c.fin_best, &c.fin_min_positive, &c.zeros, &c.wall_first,
                           &c.wall_last, &c.wall_count, &c.negative))
         return NULL;
-    if (!index_array(nonpos)) {
-        PyErr_Clear();
+    if (!typed_array(nonpos, "q")) {
         PyErr_SetString(PyExc_TypeError, "stats_run: nonpos is not an array('q')");
         return NULL;
     }
@@ -263,18 +266,6 @@ static PyObject *fit_sums(PyObject *self, PyObject *args) {
     }
     PyBuffer_Release(&vb);
     return Py_BuildValue("(ndddddd)", cnt, sx, sy, sxx, sxy, ymax, xmax);
-}
-
-/* The object is an array of the one-letter type ``code`` (``q`` or ``d``). */
-static int typed_array(PyObject *obj, const char *code) {
-    Py_buffer view;
-    if (PyObject_GetBuffer(obj, &view, PyBUF_FORMAT | PyBUF_ND) < 0) {
-        PyErr_Clear();
-        return 0;
-    }
-    int ok = view.itemsize == 8 && view.format != NULL && strcmp(view.format, code) == 0;
-    PyBuffer_Release(&view);
-    return ok;
 }
 
 /* wall_walk(steps, walls, pos, end, prev, evals, idx, start, per_step) -> prev
