@@ -177,7 +177,7 @@ def parse_time(path: Path, fmt: str) -> float:
 
 
 #: Written over before a re-judge measured with the CPU's caches evicted (``append_rejudge(evict=True)``)
-_EVICT = bytearray()
+_EVICT: list[bytearray] = []
 
 
 def evict_caches(size: int = 512 << 20) -> None:
@@ -185,9 +185,9 @@ def evict_caches(size: int = 512 << 20) -> None:
     objects, as when a trainer ran between two of its log lines. Why: right after the cold judge of a 1 MB log every
     object a re-judge touches is still cached, after a 100 MB log's it is not, so a re-judge measured there grows
     with the log by what the cold judge evicted, not by what the re-judge does."""
-    if len(_EVICT) != size:
-        _EVICT[:] = bytes(size)
-    _EVICT[::64] = b"\x01" * (size // 64)
+    if not _EVICT or len(_EVICT[0]) != size:
+        _EVICT[:] = [bytearray(size)]  # made once: zeroed pages, not a bytes copy of them
+    _EVICT[0][::64] = b"\x01" * (size // 64)
 
 
 def append_rejudge(path: Path, fmt: str, record: bytes | None, evict: bool = False) -> tuple[float, float]:

@@ -32,20 +32,6 @@ static int doubles(PyObject *obj, Py_buffer *view, const double **out, Py_ssize_
     return 0;
 }
 
-/* The object is an array of 8-byte items of the one-letter type ``code``: ``q`` as Stats keeps its lists of indices
- * (8 bytes an index, where a list of ints took 36: a series of 2 M negative values kept 72 MB of them in the 1 GB
- * log's server), ``d`` for doubles. */
-static int typed_array(PyObject *obj, const char *code) {
-    Py_buffer view;
-    if (PyObject_GetBuffer(obj, &view, PyBUF_FORMAT | PyBUF_ND) < 0) {
-        PyErr_Clear();
-        return 0;
-    }
-    int ok = view.itemsize == 8 && view.format != NULL && strcmp(view.format, code) == 0;
-    PyBuffer_Release(&view);
-    return ok;
-}
-
 static int append_pair(PyObject *list, Py_ssize_t j, Py_ssize_t i) {
     PyObject *t = Py_BuildValue("(nn)", j, i);
     if (t == NULL) return -1;
@@ -78,7 +64,7 @@ static PyObject *stats_run(PyObject *self, PyObject *args) {
                           &c.fin_max, &c.fin_min, &c.fin_best, &c.fin_min_positive, &c.zeros, &c.wall_first,
                           &c.wall_last, &c.wall_count, &c.negative))
         return NULL;
-    if (!typed_array(nonpos, "q")) {
+    if (!array_of(nonpos, "q", 8)) {
         PyErr_SetString(PyExc_TypeError, "stats_run: nonpos is not an array('q')");
         return NULL;
     }
@@ -281,7 +267,7 @@ static PyObject *wall_walk(PyObject *self, PyObject *args) {
     Py_ssize_t pos, end;
     if (!PyArg_ParseTuple(args, "OOnnOOOOO", &sobj, &wobj, &pos, &end, &prev_obj, &eobj, &idx, &start, &per_step))
         return NULL;
-    if (!typed_array(idx, "q") || !typed_array(start, "d") || !typed_array(per_step, "d")) {
+    if (!array_of(idx, "q", 8) || !array_of(start, "d", 8) || !array_of(per_step, "d", 8)) {
         PyErr_SetString(PyExc_TypeError, "idx must be an array('q'), start and per_step arrays('d')");
         return NULL;
     }

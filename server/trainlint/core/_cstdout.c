@@ -36,6 +36,7 @@
 #endif
 
 #include "_cfloat.h"
+#include "_cgrow.h"
 #include "_croom.h"
 
 #if defined(__GNUC__) || defined(__clang__)
@@ -852,18 +853,6 @@ static struct Out *out_of(Pass *p, PyObject *arr) {
     struct Out *o = &p->outs[p->n_outs++];
     *o = (struct Out){Py_NewRef(arr), NULL, 0, 0, 0};
     return o;
-}
-
-/* The array holds C type code (``d``: double, ``I``: unsigned int), as Series makes its steps, values and lines. */
-static int array_of(PyObject *arr, const char *code, Py_ssize_t size) {
-    Py_buffer view;
-    if (PyObject_GetBuffer(arr, &view, PyBUF_FORMAT | PyBUF_ND) < 0) {
-        PyErr_Clear();
-        return 0;
-    }
-    int ok = view.itemsize == size && view.format != NULL && strcmp(view.format, code) == 0;
-    PyBuffer_Release(&view);
-    return ok;
 }
 
 /* The current set of keys' slots (m keys). */

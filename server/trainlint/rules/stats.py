@@ -14,6 +14,7 @@ import math
 from array import array
 from bisect import bisect_left, bisect_right, insort
 from collections.abc import Iterable, Sequence
+from functools import partial
 from typing import Any
 
 from ..core.accel import CSTATS
@@ -274,21 +275,28 @@ def _slide(vals: Sequence[float], items: Any, start: int, w: int, next_b: int, f
 NUMPY_SORT = 1 << 17
 
 
+def _numpy_window(vals: Sequence[float], a: int, b: int) -> Any:
+    """``vals[a:b]`` as a numpy view when numpy is to sort it: a window of at least ``NUMPY_SORT`` doubles of an
+    array, none of them NaN (sorted() leaves a NaN where its comparisons happen to). None: sorted() sorts it."""
+    if b - a < NUMPY_SORT or not isinstance(vals, array) or vals.typecode != "d":
+        return None
+    import numpy as np  # start-up: only for a long window (numpy's import is about 0.1 s)
+
+    x = np.frombuffer(vals, dtype=np.float64, count=b - a, offset=a * vals.itemsize)
+    return None if np.isnan(x).any() else x
+
+
 def sorted_values(vals: Sequence[float], a: int, b: int) -> array:
     """``array("d", sorted(vals[a:b]))``, sorted by numpy for a long window of an array of doubles. Why: sorted()
     makes a float object a value (32 bytes each in its list), 160 MB at once for the 5 M loader shares of the 1 GB
     log in the server, whose peak RSS was then at its 1 GB bound; numpy (a dependency: tensorboard needs it) sorts
     the 8 bytes of each, 3.2x faster (5 M random doubles: 0.56 s against 1.79 s). Its stable sort puts the same
     values in the same order as sorted(), whose comparisons it makes (-0.0 and 0.0 equal, so left in their order),
-    except around NaN, which sorted() leaves where its comparisons happen to: a window holding one is sorted by
-    sorted()."""
-    if b - a < NUMPY_SORT or not isinstance(vals, array) or vals.typecode != "d":
+    except around NaN: a window holding one is sorted by sorted() (``_numpy_window``)."""
+    if (x := _numpy_window(vals, a, b)) is None:
         return array("d", sorted(vals[a:b]))
-    import numpy as np  # start-up: only for a long window (numpy's import is about 0.1 s)
+    import numpy as np
 
-    x = np.frombuffer(vals, dtype=np.float64, count=b - a, offset=a * vals.itemsize)
-    if np.isnan(x).any():
-        return array("d", sorted(vals[a:b]))
     out = array("d")
     out.frombytes(memoryview(np.sort(x, kind="stable")).cast("B"))
     return out
@@ -297,16 +305,12 @@ def sorted_values(vals: Sequence[float], a: int, b: int) -> array:
 def sorted_pairs(vals: Sequence[float], a: int, b: int) -> list[tuple[float, int]]:
     """``sorted((vals[j], j) for j in range(a, b))``, ordered by numpy's stable argsort for a long window of an array
     of doubles. Why: sorting a million (value, position) tuples, each comparison a tuple's, made TP-GRAD-SPIKE's
-    window 1.27 s of the 2.9 s cold check of a 69 MB CSV of a million rows. A stable sort by value is the tuples'
-    order: equal values (-0.0 and 0.0 among them) keep their positions' order, the tuples' second key. A window
-    holding a NaN is left to sorted(), as in ``sorted_values``."""
-    if b - a < NUMPY_SORT or not isinstance(vals, array) or vals.typecode != "d":
+    window 1.27 s (under cProfile) of the cold check of a 69 MB CSV of a million rows. A stable sort by value is the
+    tuples' order: equal values (-0.0 and 0.0 among them) keep their positions' order, the tuples' second key."""
+    if (x := _numpy_window(vals, a, b)) is None:
         return sorted((vals[j], j) for j in range(a, b))
-    import numpy as np  # start-up: only for a long window
+    import numpy as np
 
-    x = np.frombuffer(vals, dtype=np.float64, count=b - a, offset=a * vals.itemsize)
-    if np.isnan(x).any():
-        return sorted((vals[j], j) for j in range(a, b))
     order = np.argsort(x, kind="stable")
     return list(zip(x[order].tolist(), (order + a).tolist(), strict=True))
 
@@ -330,6 +334,8 @@ class SortedBlocks:
         """``items``: sorted, a list or an array("d"); cut into blocks and emptied (from its end, so that the
         window is not held twice at once: 40 MB for the 1 GB log's loader shares)."""
         size = self.BLOCK
+        self.n = len(items)
+        self._new: Any = partial(array, items.typecode) if isinstance(items, array) else list  # an empty block
         self.blocks: list[Any] = []
         while items:
             cut = (len(items) - 1) // size * size
@@ -337,9 +343,7 @@ class SortedBlocks:
             del items[cut:]
         self.blocks.reverse()
         self.maxes: list[Any] = [b[-1] for b in self.blocks]
-        self.n = sum(map(len, self.blocks))
         self._cum: list[int] | None = None  # cumulative block lengths, made when an index is asked for
-        self._new: Any = items[:0].__copy__ if isinstance(items, array) else list
 
     def __len__(self) -> int:
         return self.n
